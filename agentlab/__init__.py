@@ -1,0 +1,124 @@
+"""agentlab: learn how an LLM agent loop works, one stage at a time.
+
+    import agentlab as al
+    client = al.connect()                       # real API with a key, else the offline demo
+    messages = [{"role": "user", "content": "How many .py files are here?"}]
+    al.agent_loop(messages, client, tools=[al.bash])
+
+Names are imported on first use, so ``import agentlab`` stays quick and does
+not load ipywidgets or IPython until a view or the magic is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    # the four stages and the loop
+    "request": "agentlab.loop",
+    "decide": "agentlab.loop",
+    "execute": "agentlab.loop",
+    "append": "agentlab.loop",
+    "agent_loop": "agentlab.loop",
+    "AgentLoop": "agentlab.loop",
+    "Decision": "agentlab.loop",
+    "Event": "agentlab.loop",
+    "Interrupted": "agentlab.loop",
+    "LoopResult": "agentlab.loop",
+    "not_run": "agentlab.loop",
+    "DEFAULT_MODEL": "agentlab.loop",
+    "DEFAULT_SYSTEM": "agentlab.loop",
+    # history
+    "validate": "agentlab.history",
+    "pairings": "agentlab.history",
+    "save": "agentlab.history",
+    "load": "agentlab.history",
+    "to_markdown": "agentlab.history",
+    "HistoryError": "agentlab.history",
+    "Problem": "agentlab.history",
+    # tools
+    "bash": "agentlab.tools",
+    "bash_tool": "agentlab.tools",
+    "run_bash": "agentlab.tools",
+    "BashResult": "agentlab.tools",
+    "tool": "agentlab.tools",
+    "Tool": "agentlab.tools",
+    "Policy": "agentlab.tools",
+    "Verdict": "agentlab.tools",
+    "lesson_blocklist": "agentlab.tools",
+    "make_workspace": "agentlab.tools",
+    # clients
+    "connect": "agentlab.offline",
+    "DemoClient": "agentlab.offline",
+    "ScriptedClient": "agentlab.offline",
+    "make_message": "agentlab.offline",
+    "RequestError": "agentlab.errors",
+    # language
+    "set_language": "agentlab.i18n",
+}
+
+__all__ = sorted(_EXPORTS) + ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext agentlab``: register the ``%agent`` and ``%%agent`` magics."""
+    from agentlab.magic import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from agentlab.magic import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
+if TYPE_CHECKING:
+    from agentlab.errors import RequestError
+    from agentlab.history import HistoryError, Problem, load, pairings, save, to_markdown, validate
+    from agentlab.i18n import set_language
+    from agentlab.loop import (
+        DEFAULT_MODEL,
+        DEFAULT_SYSTEM,
+        AgentLoop,
+        Decision,
+        Event,
+        Interrupted,
+        LoopResult,
+        agent_loop,
+        append,
+        decide,
+        execute,
+        not_run,
+        request,
+    )
+    from agentlab.offline import DemoClient, ScriptedClient, connect, make_message
+    from agentlab.tools import (
+        BashResult,
+        Policy,
+        Tool,
+        Verdict,
+        bash,
+        bash_tool,
+        lesson_blocklist,
+        make_workspace,
+        run_bash,
+        tool,
+    )

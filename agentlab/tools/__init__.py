@@ -1,0 +1,52 @@
+"""Tools: the bash tool, tools from Python functions, and approval policies."""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any
+
+from agentlab.tools.base import Tool, ToolInputError, as_tool, tool, tool_params, tool_table
+from agentlab.tools.bash import BASH_DESCRIPTION, BASH_INPUT_SCHEMA, BashResult, make_workspace, run_bash
+from agentlab.tools.policy import Policy, Verdict, lesson_blocklist
+
+__all__ = [
+    "BashResult",
+    "Policy",
+    "Tool",
+    "ToolInputError",
+    "Verdict",
+    "as_tool",
+    "bash",
+    "bash_tool",
+    "lesson_blocklist",
+    "make_workspace",
+    "run_bash",
+    "tool",
+    "tool_params",
+    "tool_table",
+]
+
+
+def bash_tool(
+    *,
+    cwd: str | PathLike[str] | None = None,
+    workspace: bool = False,
+    timeout: float = 30,
+    max_output: int = 30_000,
+) -> Tool:
+    """A bash tool with its own limits.
+
+    ``cwd`` names the folder commands run in (default: the current one, as in
+    the lesson); ``workspace=True`` makes a fresh temporary folder instead,
+    which is what we recommend for a class.
+    """
+    folder = make_workspace() if workspace else cwd
+
+    def run(command: str) -> Any:
+        return run_bash(command, timeout=timeout, cwd=folder, max_output=max_output)
+
+    return Tool("bash", BASH_DESCRIPTION, dict(BASH_INPUT_SCHEMA), run)
+
+
+bash = bash_tool()
+"""The lesson's one tool: run a shell command, with safe limits on by default."""
