@@ -26,6 +26,7 @@ __all__ = [
     "Problem",
     "as_dict",
     "blocks",
+    "check_at",
     "check_next",
     "load",
     "pairings",
@@ -69,12 +70,15 @@ def as_dict(obj: Any) -> Any:
     The lesson's own loop appends ``response.content`` (SDK objects) to the
     history; the API accepts that because the SDK serialises them. We read both.
     """
+    kind = type(obj)
+    if kind is str or kind is int or kind is float or kind is bool or obj is None:
+        return obj
+    if kind is dict or isinstance(obj, Mapping):
+        return {k: as_dict(v) for k, v in obj.items()}
+    if kind is list or kind is tuple:
+        return [as_dict(v) for v in obj]
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json", exclude_none=True)
-    if isinstance(obj, Mapping):
-        return {k: as_dict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [as_dict(v) for v in obj]
     return obj
 
 
@@ -87,7 +91,8 @@ def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:
         return []
     out = []
     for b in content:
-        d = as_dict(b)
+        # Reading only: a dict is used as it is, an SDK object is converted.
+        d = b if type(b) is dict else as_dict(b)
         out.append(d if isinstance(d, dict) else {"type": "?", "value": d})
     return out
 
@@ -290,13 +295,18 @@ def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True
     Looks only at the new message and the one before it, so it costs the same
     for a history of 3 messages or of 3,000.
     """
-    i = len(messages)
-    prev = messages[-1] if messages else None
+    return check_at(len(messages), messages[-1] if messages else None, message, pending_ok=pending_ok)
+
+
+def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> list[Problem]:
+    """Problems of ``message`` standing at index ``i`` right after ``prev`` (None: first)."""
     problems = _check_message(i, message, last=True)
     if prev is None and _role(message) == "assistant":
         problems.append(
             Problem('messages: first message must use the "user" role', t("hint.first"), 0, "first")
         )
+    if prev is not None and not blocks(prev) and _role(prev) == "assistant":
+        problems += [p for p in _check_message(i - 1, prev, last=False) if p.rule == "empty"]
     problems += _check_pair(i, prev, message, pending_ok)
     problems += _check_pair(i + 1, message, None, pending_ok)
     return problems

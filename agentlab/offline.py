@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.history import as_dict, blocks, validate
+from agentlab.history import as_dict, blocks, check_at, validate
 from agentlab.i18n import t
 
 if TYPE_CHECKING:
@@ -47,8 +47,14 @@ _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 # ---------------------------------------------------------------------------
 
 
-def check_request(params: Mapping[str, Any]) -> list[str]:
-    """The API's error messages for this ``messages.create`` request; [] if fine."""
+def check_request(params: Mapping[str, Any], *, seen: list[Any] | None = None) -> list[str]:
+    """The API's error messages for this ``messages.create`` request; [] if fine.
+
+    ``seen`` is the message list of an earlier request that passed: when the
+    new history still starts with those very objects, only the new messages
+    are checked (each against the one before it), so a long conversation
+    costs the same per turn as a short one.
+    """
     errors: list[str] = []
     for key in ("model", "max_tokens", "messages"):
         if key not in params:
@@ -56,8 +62,14 @@ def check_request(params: Mapping[str, Any]) -> list[str]:
     max_tokens = params.get("max_tokens")
     if "max_tokens" in params and (not isinstance(max_tokens, int) or max_tokens < 1):
         errors.append("max_tokens: Input should be greater than or equal to 1")
-    if "messages" in params:
-        errors += [str(p) for p in validate(as_dict(list(params["messages"] or [])))]
+    messages = params.get("messages")
+    if isinstance(messages, list) and messages and seen and _extends(messages, seen):
+        for i in range(len(seen), len(messages)):
+            last = i == len(messages) - 1
+            problems = check_at(i, messages[i - 1], messages[i], pending_ok=not last)
+            errors += [str(p) for p in problems]
+    elif "messages" in params:
+        errors += [str(p) for p in validate(as_dict(list(messages or [])))]
     names: set[str] = set()
     for i, tool in enumerate(as_dict(list(params.get("tools") or []))):
         if not isinstance(tool, dict):
@@ -73,6 +85,12 @@ def check_request(params: Mapping[str, Any]) -> list[str]:
             errors.append("tools: Tool names must be unique.")
         names.add(str(name))
     return errors
+
+
+def _extends(messages: list[Any], seen: list[Any]) -> bool:
+    """Does ``messages`` start with the same objects as ``seen``? (first and last checked)"""
+    n = len(seen)
+    return len(messages) > n and messages[0] is seen[0] and messages[n - 1] is seen[n - 1]
 
 
 def bad_request(message: str) -> Exception:
@@ -151,6 +169,14 @@ def make_message(
     data.setdefault("stop_sequence", None)
     data.setdefault("usage", {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])})
     data.update(fields)
+    reason = data["stop_reason"]
+    known = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal")
+    if reason not in known + ("model_context_window_exceeded",):
+        # A stop reason this SDK version does not know yet: the SDK keeps such
+        # values as they come from the server, so do we.
+        message = Message.model_validate({**data, "stop_reason": "end_turn"})
+        message.stop_reason = reason
+        return message
     return Message.model_validate(data)
 
 
@@ -210,13 +236,15 @@ class ScriptedClient:
         self.check = check
         self.requests: list[dict[str, Any]] = []
         self.messages = _Messages(self)
+        self._seen: list[Any] = []
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
-            errors = check_request(params)
+            errors = check_request(params, seen=self._seen)
             if errors:
                 raise bad_request(errors[0])
-            self.requests.append(as_dict(params))
+            self._seen = list(params.get("messages") or [])
+            self.requests.append(params)
         else:
             self.requests.append(params)
         if callable(self._replies):

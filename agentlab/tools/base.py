@@ -114,9 +114,9 @@ def tool(
             prop.pop("title", None)
         schema.setdefault("properties", {})
 
-        def run(**args: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
             try:
-                return checked(**args)
+                return checked(*args, **kwargs)
             except pydantic.ValidationError as e:
                 problems = "; ".join(
                     f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}" for err in e.errors()

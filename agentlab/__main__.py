@@ -1,0 +1,3 @@
+from agentlab.cli import main
+
+raise SystemExit(main())

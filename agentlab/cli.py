@@ -1,0 +1,148 @@
+"""``agentlab`` in a terminal: run the loop and watch each turn.
+
+    agentlab run "How many Python files are here?"      # offline demo unless a key is set
+    agentlab run --yes --max-turns 5 --save chat.json "List the files"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from agentlab.i18n import t
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentlab", description="Learn how an LLM agent loop works.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the agent loop on one task, turn by turn")
+    run.add_argument("task", help="what to ask, in plain words")
+    run.add_argument("--max-turns", type=int, default=10, help="most model requests (default 10)")
+    run.add_argument("--model", default=None, help="model name (with a real API key)")
+    run.add_argument("--yes", action="store_true", help="run tools without asking")
+    run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
+    run.add_argument("--stream", action="store_true", help="show the model's text as it is written")
+    run.add_argument("--workspace", action="store_true", help="run commands in a fresh temporary folder")
+    run.add_argument("--save", metavar="PATH", help="write the history to PATH as JSON")
+    return p
+
+
+class _Printer:
+    """Turns loop events into readable terminal output (with rich)."""
+
+    def __init__(self, console: Any):
+        self.console = console
+        self.streaming = False
+        self.decided: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        from rich.markup import escape
+        from rich.panel import Panel
+
+        c, d = self.console, event.data
+        if event.kind == "request":
+            c.rule(f"[bold]turn {d['turn']}[/] · request")
+        elif event.kind == "text":
+            self.streaming = True
+            c.print(escape(d["text"]), end="", style="green", soft_wrap=True)
+        elif event.kind == "response":
+            if self.streaming:
+                c.print()
+                self.streaming = False
+                return
+            for b in d["response"].content:
+                if b.type == "text":
+                    c.print(Panel(escape(b.text), title="assistant", border_style="green"))
+        elif event.kind == "decision":
+            dec = d["decision"]
+            self.decided = dec.explanation
+            c.print(f"[bold]decide[/] stop_reason={dec.reason!r} → [bold]{dec.action}[/]: {escape(dec.explanation)}")
+        elif event.kind == "tool_start":
+            use = d["tool_use"]
+            args = d["input"].get("command") if isinstance(d["input"], dict) else None
+            c.print(f"[bold cyan]execute[/] {escape(use.name)}: [cyan]{escape(args or json.dumps(d['input']))}[/]")
+        elif event.kind == "results":
+            for r in d["results"]:
+                style = "red" if r.get("is_error") else "white"
+                content = r["content"] if isinstance(r["content"], str) else json.dumps(r["content"])
+                title = f"tool_result {r['tool_use_id']}" + (" (is_error)" if r.get("is_error") else "")
+                c.print(Panel(escape(content.rstrip()), title=title, border_style=style))
+        elif event.kind == "done" and d["explanation"] != self.decided:
+            c.print(f"[yellow]{escape(d['explanation'] or '')}[/]")
+
+
+def _confirm(console: Any) -> Any:
+    from agentlab.tools.policy import Verdict, describe_call
+
+    def ask(call: Any) -> Verdict:
+        console.print(f"[yellow]The model wants to run:[/] {describe_call(call)}")
+        try:
+            answer = input("Run it? [y/N/reason to deny] ").strip()
+        except EOFError:
+            answer = ""
+        if answer.lower() in ("y", "yes"):
+            return Verdict.approve()
+        return Verdict.deny(answer if answer.lower() not in ("", "n", "no") else "")
+
+    return ask
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from agentlab.errors import RequestError
+    from agentlab.history import save
+    from agentlab.loop import AgentLoop, Interrupted
+    from agentlab.offline import connect
+    from agentlab.tools import bash, bash_tool
+
+    console = Console(highlight=False)
+    client = connect(offline=args.offline, model=args.model)
+    approve = None
+    if not args.yes and sys.stdin.isatty():
+        approve = _confirm(console)
+    tools = [bash_tool(workspace=True) if args.workspace else bash]
+    loop = AgentLoop(
+        client,
+        args.task,
+        tools=tools,
+        model=args.model,
+        max_turns=args.max_turns,
+        approve=approve,
+        stream=args.stream,
+        on_event=_Printer(console),
+    )
+    code = 0
+    try:
+        result = loop.run()
+        if result.stop_reason not in ("end_turn", "stop_sequence"):
+            code = 1
+    except RequestError as e:
+        console.print(f"[red]{e.explanation}[/] {t('loop.request_failed')}")
+        code = 2
+    except Interrupted:
+        console.print(f"[yellow]{t('loop.interrupted')}[/]")
+        code = 130
+    except KeyboardInterrupt:
+        console.print(f"[yellow]{t('loop.request_failed')}[/]")
+        code = 130
+    if args.save:
+        save(loop.messages, args.save)
+        console.print(f"[dim]history saved to {args.save}[/]")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        return run(args)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

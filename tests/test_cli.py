@@ -1,0 +1,32 @@
+import json
+import subprocess
+import sys
+
+
+def agentlab(*args, cwd, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "agentlab", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "100"},
+    )
+
+
+def test_run_offline_shows_each_stage_and_saves_the_history(tmp_path):
+    (tmp_path / "x.py").write_text("")
+    out = agentlab("run", "--yes", "--save", "h.json", "How many .py files are here?", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "offline demo model" in text and "turn 1" in text and "execute bash" in text
+    assert "There are 1 Python" in text and "tool_result" in text
+    history = json.loads((tmp_path / "h.json").read_text())
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+
+
+def test_run_without_a_terminal_and_without_yes_still_runs_and_max_turns(tmp_path):
+    out = agentlab("run", "--max-turns", "1", "What is the date?", cwd=tmp_path)
+    assert out.returncode == 1  # stopped by the turn limit, not by the model
+    assert "limit of 1 model request" in out.stdout
+
+
+def test_bad_usage_is_reported(tmp_path):
+    out = agentlab("run", cwd=tmp_path)
+    assert out.returncode == 2 and "task" in out.stderr

@@ -1,0 +1,312 @@
+import copy
+
+import pytest
+
+import agentlab as al
+from agentlab.offline import ScriptedClient, make_message, text, tool_use
+
+STOP_REASONS = ["end_turn", "stop_sequence", "max_tokens", "refusal", "model_context_window_exceeded", "weird_new"]
+
+
+@al.tool
+def echo(words: str) -> str:
+    """Say the words back."""
+    return words
+
+
+def task(q="Do it"):
+    return [{"role": "user", "content": q}]
+
+
+# --- request --------------------------------------------------------------
+
+
+def test_request_does_not_mutate_and_sends_tool_definitions():
+    client = ScriptedClient(["hi"])
+    messages = task()
+    before = copy.deepcopy(messages)
+    raw = {"name": "raw", "description": "a raw dict", "input_schema": {"type": "object", "properties": {}}}
+    reply = al.request(client, messages, system="sys", tools=[echo, raw], model="m", max_tokens=5)
+    assert messages == before
+    sent = client.requests[0]
+    assert sent["system"] == "sys" and sent["model"] == "m" and sent["max_tokens"] == 5
+    assert [t["name"] for t in sent["tools"]] == ["echo", "raw"]
+    assert sent["tools"][0]["input_schema"]["properties"]["words"]["type"] == "string"
+    assert sent["tools"][1] == raw
+    assert reply.content[0].text == "hi"
+
+
+def test_request_streaming_reports_text_and_returns_the_message():
+    client = ScriptedClient(["one two three"])
+    seen = []
+    reply = al.request(client, task(), stream=True, on_text=seen.append)
+    assert "".join(seen) == "one two three" and len(seen) == 3
+    assert reply.stop_reason == "end_turn"
+
+
+# --- decide ---------------------------------------------------------------
+
+
+def test_decide_tool_use_executes_in_order():
+    reply = make_message([text("x"), tool_use("bash", {"command": "a"}, "t1"), tool_use("bash", {"command": "b"}, "t2")])
+    d = al.decide(reply)
+    assert d.action == "execute" and d.reason == "tool_use"
+    assert [u.id for u in d.tool_uses] == ["t1", "t2"]
+    assert d.explanation and d == al.decide(reply)  # pure
+
+
+@pytest.mark.parametrize("reason", STOP_REASONS)
+def test_decide_never_executes_other_stop_reasons(reason):
+    reply = make_message([text("partial"), tool_use("bash", {"command": "rm -rf x"}, "t1")], reason)
+    d = al.decide(reply)
+    assert d.action == "stop" and d.tool_uses == ()
+    assert [u.id for u in d.unanswered] == ["t1"]
+    assert d.explanation
+
+
+def test_decide_pause_turn_continues():
+    assert al.decide(make_message("thinking...", "pause_turn")).action == "continue"
+
+
+def test_decide_unknown_reason_is_explained():
+    d = al.decide(make_message("x", "brand_new_reason"))
+    assert d.action == "stop" and "brand_new_reason" in d.explanation
+
+
+# --- execute --------------------------------------------------------------
+
+
+def uses(*pairs):
+    return list(make_message([tool_use(n, i, f"t{k}") for k, (n, i) in enumerate(pairs)]).content)
+
+
+def test_execute_one_result_per_call_in_order_with_errors_as_data():
+    @al.tool
+    def boom(x: int) -> str:
+        """Always fails."""
+        raise RuntimeError("kaput")
+
+    calls = uses(("echo", {"words": "hi"}), ("nope", {}), ("boom", {"x": 1}), ("echo", {"words": 5}), ("echo", {}))
+    results = al.execute(calls, [echo, boom])
+    assert [r["tool_use_id"] for r in results] == ["t0", "t1", "t2", "t3", "t4"]
+    assert results[0] == {"type": "tool_result", "tool_use_id": "t0", "content": "hi"}
+    assert results[1]["is_error"] and "Unknown tool 'nope'" in results[1]["content"]
+    assert results[2]["is_error"] and "RuntimeError: kaput" in results[2]["content"]
+    assert results[3]["is_error"] and "Invalid input" in results[3]["content"]
+    assert results[4]["is_error"] and "missing" in results[4]["content"]
+
+
+def test_execute_denial_and_edit():
+    calls = uses(("echo", {"words": "a"}), ("echo", {"words": "b"}))
+    answers = iter([al.Verdict.deny("not today"), al.Verdict.edit({"words": "edited"})])
+    results = al.execute(calls, [echo], approve=lambda call: next(answers))
+    assert results[0]["is_error"] and "not today" in results[0]["content"]
+    assert results[1]["content"] == "edited"
+    assert al.execute(calls[:1], [echo], approve=lambda c: False)[0]["is_error"]
+
+
+def test_execute_interrupt_answers_every_call_then_reraises():
+    @al.tool
+    def stop(x: int) -> str:
+        """Pretend the user pressed stop."""
+        raise KeyboardInterrupt
+
+    calls = uses(("echo", {"words": "a"}), ("stop", {"x": 1}), ("echo", {"words": "c"}))
+    with pytest.raises(al.Interrupted) as info:
+        al.execute(calls, [echo, stop])
+    results = info.value.results
+    assert [r["tool_use_id"] for r in results] == ["t0", "t1", "t2"]
+    assert not results[0].get("is_error") and results[1]["is_error"] and results[2]["is_error"]
+    assert isinstance(info.value, KeyboardInterrupt)
+
+
+def test_execute_raw_definition_without_code_is_an_error_result():
+    raw = {"name": "raw", "description": "d", "input_schema": {"type": "object"}}
+    [r] = al.execute(uses(("raw", {})), [raw])
+    assert r["is_error"] and "no implementation" in r["content"]
+
+
+# --- append ---------------------------------------------------------------
+
+
+def test_append_message_results_and_text():
+    messages = task()
+    reply = make_message([text("x"), tool_use("echo", {"words": "hi"}, "t1")])
+    al.append(messages, reply)
+    assert messages[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "x"}, {"type": "tool_use", "id": "t1", "name": "echo", "input": {"words": "hi"}}],
+    }
+    al.append(messages, [{"type": "tool_result", "tool_use_id": "t1", "content": "hi"}])
+    assert messages[-1]["role"] == "user"
+    al.append(messages, make_message("done"))
+    al.append(messages, "thanks, next")
+    assert messages[-1] == {"role": "user", "content": "thanks, next"}
+    assert al.validate(messages) == []
+
+
+def test_append_refuses_a_history_the_api_rejects_and_changes_nothing():
+    messages = task()
+    al.append(messages, make_message([tool_use("echo", {"words": "hi"}, "t1")]))
+    before = copy.deepcopy(messages)
+    with pytest.raises(al.HistoryError, match="Did not find 1 `tool_result` block") as info:
+        al.append(messages, "forgot the results")
+    assert isinstance(info.value, ValueError) and messages == before
+    with pytest.raises(al.HistoryError, match="unexpected `tool_use_id`"):
+        al.append(messages, [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}])
+    with pytest.raises(TypeError):
+        al.append(messages, 42)
+
+
+def test_append_skips_an_empty_reply():
+    messages = task()
+    al.append(messages, make_message([], "end_turn"))
+    assert messages == task()
+
+
+# --- the loop -------------------------------------------------------------
+
+
+def scripted_run():
+    return ScriptedClient(
+        [
+            [text("Two at once."), tool_use("echo", {"words": "a"}), tool_use("echo", {"words": "b"})],
+            "All done: a b",
+        ]
+    )
+
+
+def test_agent_loop_runs_to_the_end():
+    messages = task()
+    result = al.agent_loop(messages, scripted_run(), tools=[echo])
+    assert result.text == "All done: a b" and result.stop_reason == "end_turn" and result.turns == 2
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [r["content"] for r in messages[2]["content"]] == ["a", "b"]
+    assert result.usage["input_tokens"] > 0 and len(result.turn_usage) == 2
+    assert repr(result) == "LoopResult(stop_reason='end_turn', turns=2, messages=4)"
+    assert al.validate(messages) == []
+
+
+def test_stepper_stages_one_at_a_time_and_events():
+    events = []
+    loop = al.AgentLoop(scripted_run(), task(), tools=[echo], on_event=events.append)
+    order = []
+    while not loop.done:
+        order.append(loop.step())
+    assert order == ["request", "decide", "execute", "append", "request", "decide"]
+    kinds = [e.kind for e in events]
+    assert kinds.count("tool_end") == 2 and kinds[-1] == "done"
+    assert [a["name"] for a in loop.audit] == ["echo", "echo"]
+    assert all(a["verdict"] == "approved" for a in loop.audit)
+    assert set(loop.durations) == {"toolu_01", "toolu_02"}
+    assert loop.step() == "done"  # nothing more happens
+
+
+def test_turn_and_reset():
+    loop = al.AgentLoop(scripted_run(), task(), tools=[echo])
+    assert loop.turn() == "request" and loop.turns == 1 and len(loop.messages) == 3
+    loop.reset()
+    assert loop.messages == task() and loop.stage == "request" and loop.turns == 0
+
+
+@pytest.mark.parametrize("reason", STOP_REASONS)
+def test_a_call_that_will_not_run_is_answered_and_never_run(reason):
+    ran = []
+
+    @al.tool
+    def danger(x: int) -> str:
+        """Must never run."""
+        ran.append(x)
+        return "ran"
+
+    client = ScriptedClient([make_message([text("cut"), tool_use("danger", {"x": 1})], reason)])
+    messages = task()
+    result = al.agent_loop(messages, client, tools=[danger])
+    assert ran == [] and result.stop_reason == reason
+    assert al.validate(messages) == []
+    assert messages[-1]["content"][0]["is_error"] and "Not run" in messages[-1]["content"][0]["content"]
+
+
+def test_pause_turn_sends_the_reply_back_as_is():
+    client = ScriptedClient([make_message("half", "pause_turn"), "whole"])
+    messages = task()
+    result = al.agent_loop(messages, client, tools=[echo])
+    assert result.text == "whole" and result.turns == 2
+    assert client.requests[1]["messages"][-1] == {"role": "assistant", "content": [{"type": "text", "text": "half"}]}
+
+
+def test_max_turns_ends_cleanly_with_a_valid_history():
+    client = ScriptedClient(lambda params: [tool_use("echo", {"words": "again"})])
+    messages = task()
+    result = al.agent_loop(messages, client, tools=[echo], max_turns=3)
+    assert result.stop_reason == "max_turns" and result.turns == 3 and len(client.requests) == 3
+    assert al.validate(messages) == [] and "3" in result.explanation
+
+
+def test_interrupt_in_the_loop_leaves_a_valid_history():
+    @al.tool
+    def stop(x: int) -> str:
+        """Pretend the user pressed stop."""
+        raise KeyboardInterrupt
+
+    client = ScriptedClient([[tool_use("echo", {"words": "a"}), tool_use("stop", {"x": 1})]])
+    loop = al.AgentLoop(client, task(), tools=[echo, stop])
+    with pytest.raises(KeyboardInterrupt):
+        loop.run()
+    assert loop.done and loop.stop_reason == "interrupted"
+    assert al.validate(loop.messages) == []
+
+
+def test_a_failed_request_changes_nothing_and_can_be_retried():
+    client = ScriptedClient([al.offline.bad_request("boom"), "fine"])
+    loop = al.AgentLoop(client, task(), tools=[echo])
+    with pytest.raises(al.RequestError, match="boom"):
+        loop.step()
+    assert loop.messages == task() and loop.stage == "request" and loop.error is not None
+    assert loop.run().text == "fine"
+
+
+def test_ask_continues_the_conversation():
+    client = ScriptedClient(["first", "second"])
+    loop = al.AgentLoop(client, "q1", tools=[echo])
+    assert loop.run().text == "first"
+    assert loop.ask("q2").run().text == "second"
+    assert [m["role"] for m in loop.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_the_lessons_loop_runs_unchanged_against_the_demo_model(tmp_path, monkeypatch):
+    """The seed's code, pasted as is, with client = agentlab.connect()."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("print(1)\n")
+    client = al.connect()
+    MODEL, SYSTEM, TOOLS = al.DEFAULT_MODEL, al.DEFAULT_SYSTEM, [al.bash.definition]
+
+    def run_bash(command):
+        return al.run_bash(command).output
+
+    def agent_loop(messages):
+        while True:
+            response = client.messages.create(
+                model=MODEL, system=SYSTEM, messages=messages,
+                tools=TOOLS, max_tokens=8000,
+            )  # fmt: skip
+            messages.append({"role": "assistant", "content": response.content})
+
+            if response.stop_reason != "tool_use":
+                return
+
+            results = []
+            for block in response.content:
+                if block.type == "tool_use":
+                    output = run_bash(block.input["command"])
+                    results.append({
+                        "type": "tool_result",
+                        "tool_use_id": block.id,
+                        "content": output,
+                    })  # fmt: skip
+            messages.append({"role": "user", "content": results})
+
+    messages = [{"role": "user", "content": "How many .py files are here?"}]
+    agent_loop(messages)
+    assert "There are 1 Python" in messages[-1]["content"][0].text
+    assert al.validate(messages) == []

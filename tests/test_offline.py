@@ -1,0 +1,166 @@
+import anthropic
+import pytest
+from anthropic.types import Message
+
+import agentlab as al
+from agentlab.offline import DemoClient, ScriptedClient, check_request, make_message, text, tool_use
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("import os\n# TODO: tidy\n")
+    (tmp_path / "b.py").write_text("print('hi')\n")
+    (tmp_path / "notes.md").write_text("nothing to do\n")
+    return tmp_path
+
+
+def run(task, client=None, **kw):
+    messages = [{"role": "user", "content": task}]
+    result = al.agent_loop(messages, client or DemoClient(), tools=[al.bash], **kw)
+    assert al.validate(messages) == []
+    return result
+
+
+def commands(messages):
+    return [b["input"]["command"] for m in messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+
+
+def test_make_message_builds_real_sdk_messages():
+    m = make_message([text("hi"), tool_use("bash", {"command": "ls"})])
+    assert isinstance(m, Message) and m.stop_reason == "tool_use" and m.content[1].id.startswith("toolu_")
+    assert make_message("done").stop_reason == "end_turn"
+    assert make_message("x", "max_tokens").stop_reason == "max_tokens"
+
+
+def test_offline_clients_raise_the_api_error_for_a_broken_request():
+    client = ScriptedClient(["never"])
+    bad = [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tool_use("bash", {"command": "ls"}, "t1")]}]
+    with pytest.raises(anthropic.BadRequestError) as info:
+        client.messages.create(model="m", max_tokens=10, messages=bad + [{"role": "user", "content": "next"}])
+    err = info.value
+    assert err.status_code == 400
+    assert err.body["error"]["type"] == "invalid_request_error"
+    assert err.body["error"]["message"].startswith("messages.2: Did not find 1 `tool_result` block(s)")
+    assert str(err).startswith("Error code: 400 - {")
+    assert client.requests == []
+
+
+def test_check_request_rules():
+    assert check_request({}) == ["model: Field required", "max_tokens: Field required", "messages: Field required"]
+    ok = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "q"}]}
+    assert check_request(ok) == []
+    assert check_request({**ok, "max_tokens": 0}) == ["max_tokens: Input should be greater than or equal to 1"]
+    assert check_request({**ok, "tools": [{"name": "bad name!", "input_schema": {}}]}) == [
+        "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+    ]
+    assert check_request({**ok, "tools": [{"name": "x"}]}) == ["tools.0.custom.input_schema: Field required"]
+    two = [{"name": "x", "input_schema": {"type": "object"}}] * 2
+    assert check_request({**ok, "tools": two}) == ["tools: Tool names must be unique."]
+
+
+def test_scripted_client_records_requests_and_runs_out_clearly():
+    client = ScriptedClient(["one"])
+    client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}])
+    assert client.requests[0]["messages"] == [{"role": "user", "content": "q"}]
+    with pytest.raises(IndexError, match="no reply left for request 2"):
+        client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}])
+
+
+def test_scripted_stream_has_text_stream_and_final_message():
+    client = ScriptedClient(["hello there world"])
+    with client.messages.stream(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]) as s:
+        assert "".join(s.text_stream) == "hello there world"
+        assert s.get_final_message().content[0].text == "hello there world"
+
+
+def test_demo_counts_python_files(workspace):
+    r = run("How many .py files are here?")
+    assert "There are 2 Python" in r.text and "not Claude" in r.text and r.turns == 2
+
+
+def test_demo_lists_files(workspace):
+    r = run("List the files here")
+    assert "notes.md" in r.text and commands(r.messages) == ["ls -la"]
+
+
+def test_demo_counts_lines_of_a_file(workspace):
+    assert "2 line(s)" in run("How many lines are in a.py?").text
+
+
+def test_demo_searches_text(workspace):
+    r = run("Search for 'TODO' in these files")
+    assert "a.py:2:# TODO: tidy" in r.text and "1 matching line" in r.text
+    assert "No line here matches" in run("Search for 'zebra' please").text
+
+
+def test_demo_uses_parallel_calls_for_date_and_system(workspace):
+    r = run("What is the date and which system is this?")
+    assert commands(r.messages) == ["date", "uname -a"]
+    assert len(r.messages[2]["content"]) == 2 and "The date here is" in r.text
+
+
+def test_demo_creates_a_file_and_checks_it(workspace):
+    r = run('Create a file called greeting.txt containing "hello class" and check it')
+    assert (workspace / "greeting.txt").read_text() == "hello class\n"
+    assert commands(r.messages)[-1] == "cat greeting.txt" and "hello class" in r.text and r.turns == 3
+
+
+def test_demo_reports_disk_use_and_falls_back_when_du_fails(workspace):
+    assert "Disk use" in run("How much disk space does this folder use?").text
+
+    @al.tool
+    def bash(command: str) -> str:
+        """A shell where du is broken."""
+        return "du: cannot read directory\n(exit code 1)" if command.startswith("du") else "Filesystem  Size\n/dev/x  10G"
+
+    messages = [{"role": "user", "content": "How much disk space is used?"}]
+    r = al.agent_loop(messages, DemoClient(), tools=[bash])
+    assert commands(messages) == ["du -sh .", "df -h ."] and "/dev/x" in r.text
+
+
+def test_demo_is_honest_about_failures_and_denials(workspace):
+    @al.tool
+    def bash(command: str) -> str:
+        """A shell that always fails."""
+        return "find: permission denied\n(exit code 1)"
+
+    r = al.agent_loop([{"role": "user", "content": "How many files are here?"}], DemoClient(), tools=[bash])
+    assert "did not work" in r.text and "permission denied" in r.text
+    r = run("How many files are here?", approve=lambda call: al.Verdict.deny("no shell today"))
+    assert "did not work" in r.text and "no shell today" in r.text
+
+
+def test_demo_answers_anything_else_honestly_and_never_claims_to_be_claude(workspace):
+    r = run("Write me a sonnet about the sea")
+    assert r.turns == 1 and "offline demo model" in r.text and "ANTHROPIC_API_KEY" in r.text
+    assert "I am Claude" not in r.text and r.messages[-1]["content"][0]["text"] == r.text
+    msg = DemoClient().messages.create(model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    assert msg.model == "agentlab-demo"
+
+
+def test_demo_without_the_bash_tool_says_what_it_needs(workspace):
+    r = al.agent_loop([{"role": "user", "content": "List the files"}], DemoClient(), tools=[])
+    assert "bash tool" in r.text
+
+
+def test_demo_understands_chinese_tasks(workspace):
+    assert "There are 2 Python" in run("这里有多少个 py 文件？").text
+
+
+def test_connect_picks_the_demo_without_a_key(monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    assert isinstance(al.connect(), DemoClient)
+    assert "offline demo model" in capsys.readouterr().out
+
+
+def test_connect_uses_the_sdk_with_a_key_or_base_url(monkeypatch, capsys):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert isinstance(al.connect(), anthropic.Anthropic)
+    assert "Anthropic API" in capsys.readouterr().out
+    assert isinstance(al.connect(offline=True), DemoClient)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    assert isinstance(al.connect(), anthropic.Anthropic)
+    assert "http://127.0.0.1:9" in capsys.readouterr().out
