@@ -84,7 +84,7 @@ def as_dict(obj: Any) -> Any:
 
 def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:
     """The content blocks of one message, as dicts. A string is one text block."""
-    content = message.get("content") if isinstance(message, Mapping) else None
+    content = message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, (list, tuple)):
@@ -98,7 +98,9 @@ def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:
 
 
 def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, Mapping) else None
+    if type(message) is dict or isinstance(message, Mapping):
+        return message.get("role")
+    return None
 
 
 def _ids(bs: Iterable[dict[str, Any]], kind: str, key: str) -> list[str]:
@@ -112,7 +114,7 @@ def _ids(bs: Iterable[dict[str, Any]], kind: str, key: str) -> list[str]:
 
 def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
     """Rules about one message on its own."""
-    if not isinstance(message, Mapping):
+    if type(message) is not dict and not isinstance(message, Mapping):
         return [Problem(f"messages.{i}: Input should be a valid dictionary", t("hint.dict"), i, "shape")]
     role = message.get("role")
     if role not in ("user", "assistant"):

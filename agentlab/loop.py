@@ -72,6 +72,10 @@ STAGES: tuple[Stage, ...] = ("request", "decide", "execute", "append", "done")
 # ---------------------------------------------------------------------------
 
 
+def _prebuilt(tools: Any) -> bool:
+    return isinstance(tools, list) and all(type(x) is dict for x in tools)
+
+
 def request(
     client: Any,
     messages: Sequence[Any],
@@ -99,7 +103,7 @@ def request(
     if system:
         body["system"] = system
     if tools:
-        body["tools"] = tool_params(tools)
+        body["tools"] = tools if _prebuilt(tools) else tool_params(tools)
     body.update(params)
     if not stream:
         return client.messages.create(**body)  # type: ignore[no-any-return]
@@ -238,6 +242,10 @@ def _run_one(
     return result
 
 
+def _quiet(kind: str, **data: Any) -> None:
+    return None
+
+
 def execute(
     tool_uses: Iterable[Any],
     tools: Iterable[Any] | None = None,
@@ -255,12 +263,15 @@ def execute(
         from agentlab.tools import bash
 
         tools = [bash]
-    table = tool_table(tools)
+    table = tools if isinstance(tools, dict) else tool_table(tools)
     uses = list(tool_uses)
 
     def emit(kind: str, **data: Any) -> None:
         if on_event is not None:
             on_event(Event(kind, data))
+
+    if on_event is None:
+        emit = _quiet
 
     results: list[dict[str, Any]] = []
     for i, use in enumerate(uses):
@@ -402,6 +413,8 @@ class AgentLoop:
         if isinstance(messages, str):
             append(self.messages, messages)
         self.tools = list(tools)
+        self._params = tool_params(self.tools)  # built once: the same definitions every turn
+        self._table = tool_table(self.tools)
         self.system, self.model, self.max_tokens = system, model, max_tokens
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
@@ -431,7 +444,6 @@ class AgentLoop:
             self._listeners.remove(fn)
 
     def _emit(self, kind: str, **data: Any) -> None:
-        event = Event(kind, data)
         if kind == "tool_end":
             use = data.get("tool_use")
             self.durations[str(_get(use, "id"))] = float(data.get("duration") or 0.0)
@@ -443,8 +455,10 @@ class AgentLoop:
                     **{k: v for k, v in data.items() if k not in ("tool_use", "input")},
                 }
             )
-        for fn in list(self._listeners):
-            fn(event)
+        if self._listeners:
+            event = Event(kind, data)
+            for fn in list(self._listeners):
+                fn(event)
 
     # -- state ----------------------------------------------------------------
     @property
@@ -474,7 +488,7 @@ class AgentLoop:
                 self.client,
                 self.messages,
                 system=self.system,
-                tools=self.tools,
+                tools=self._params,
                 model=self.model,
                 max_tokens=self.max_tokens,
                 stream=self.stream,
@@ -516,7 +530,7 @@ class AgentLoop:
         assert self.decision is not None
         try:
             self.results = execute(
-                self.decision.tool_uses, self.tools, approve=self.approve, on_event=self._forward
+                self.decision.tool_uses, self._table, approve=self.approve, on_event=self._forward
             )
         except Interrupted as e:
             append(self.messages, e.results)  # every tool_use answered: the history stays valid
