@@ -1,7 +1,7 @@
 """``agentlab`` in a terminal: run the loop and watch each turn.
 
-    agentlab run "How many Python files are here?"      # offline demo unless a key is set
-    agentlab run --yes --max-turns 5 --save chat.json "List the files"
+agentlab run "How many Python files are here?"      # offline demo unless a key is set
+agentlab run --yes --max-turns 5 --save chat.json "List the files"
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help="run tools without asking")
     run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
     run.add_argument("--stream", action="store_true", help="show the model's text as it is written")
-    run.add_argument("--workspace", action="store_true", help="run commands in a fresh temporary folder")
+    run.add_argument(
+        "--workspace", action="store_true", help="run commands in a fresh temporary folder"
+    )
     run.add_argument("--save", metavar="PATH", help="write the history to PATH as JSON")
     return p
 
@@ -61,16 +63,24 @@ class _Printer:
         elif event.kind == "decision":
             dec = d["decision"]
             self.decided = dec.explanation
-            c.print(f"[bold]decide[/] stop_reason={dec.reason!r} → [bold]{dec.action}[/]: {escape(dec.explanation)}")
+            c.print(
+                f"[bold]decide[/] stop_reason={dec.reason!r} → [bold]{dec.action}[/]: {escape(dec.explanation)}"
+            )
         elif event.kind == "tool_start":
             use = d["tool_use"]
             args = d["input"].get("command") if isinstance(d["input"], dict) else None
-            c.print(f"[bold cyan]execute[/] {escape(use.name)}: [cyan]{escape(args or json.dumps(d['input']))}[/]")
+            c.print(
+                f"[bold cyan]execute[/] {escape(use.name)}: [cyan]{escape(args or json.dumps(d['input']))}[/]"
+            )
         elif event.kind == "results":
             for r in d["results"]:
                 style = "red" if r.get("is_error") else "white"
-                content = r["content"] if isinstance(r["content"], str) else json.dumps(r["content"])
-                title = f"tool_result {r['tool_use_id']}" + (" (is_error)" if r.get("is_error") else "")
+                content = (
+                    r["content"] if isinstance(r["content"], str) else json.dumps(r["content"])
+                )
+                title = f"tool_result {r['tool_use_id']}" + (
+                    " (is_error)" if r.get("is_error") else ""
+                )
                 c.print(Panel(escape(content.rstrip()), title=title, border_style=style))
         elif event.kind == "done" and d["explanation"] != self.decided:
             c.print(f"[yellow]{escape(d['explanation'] or '')}[/]")

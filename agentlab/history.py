@@ -84,7 +84,9 @@ def as_dict(obj: Any) -> Any:
 
 def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:
     """The content blocks of one message, as dicts. A string is one text block."""
-    content = message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
+    content = (
+        message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
+    )
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, (list, tuple)):
@@ -115,7 +117,9 @@ def _ids(bs: Iterable[dict[str, Any]], kind: str, key: str) -> list[str]:
 def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
     """Rules about one message on its own."""
     if type(message) is not dict and not isinstance(message, Mapping):
-        return [Problem(f"messages.{i}: Input should be a valid dictionary", t("hint.dict"), i, "shape")]
+        return [
+            Problem(f"messages.{i}: Input should be a valid dictionary", t("hint.dict"), i, "shape")
+        ]
     role = message.get("role")
     if role not in ("user", "assistant"):
         return [
@@ -275,7 +279,9 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
     if not isinstance(messages, (list, tuple)):
         return [Problem("messages: Input should be a valid list", t("hint.list"), None, "shape")]
     if not messages:
-        return [Problem("messages: at least one message is required", t("hint.first"), None, "shape")]
+        return [
+            Problem("messages: at least one message is required", t("hint.first"), None, "shape")
+        ]
     problems: list[Problem] = []
     if _role(messages[0]) == "assistant":
         problems.append(
@@ -297,7 +303,9 @@ def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True
     Looks only at the new message and the one before it, so it costs the same
     for a history of 3 messages or of 3,000.
     """
-    return check_at(len(messages), messages[-1] if messages else None, message, pending_ok=pending_ok)
+    return check_at(
+        len(messages), messages[-1] if messages else None, message, pending_ok=pending_ok
+    )
 
 
 def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> list[Problem]:
@@ -410,11 +418,25 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 lines += [str(b.get("text", "")), ""]
             elif kind == "tool_use":
                 args = json.dumps(b.get("input"), ensure_ascii=False)
-                lines += [f"`tool_use` **{b.get('name')}** `{b.get('id')}`", "", "```json", args, "```", ""]
+                lines += [
+                    f"`tool_use` **{b.get('name')}** `{b.get('id')}`",
+                    "",
+                    "```json",
+                    args,
+                    "```",
+                    "",
+                ]
             elif kind == "tool_result":
                 flag = " (is_error)" if b.get("is_error") else ""
                 text = _result_text(b.get("content"))
-                lines += [f"`tool_result` for `{b.get('tool_use_id')}`{flag}", "", "```text", text, "```", ""]
+                lines += [
+                    f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
+                    "",
+                    "```text",
+                    text,
+                    "```",
+                    "",
+                ]
             else:
                 lines += [f"`{kind}` block", ""]
         parts.append("\n".join(lines))

@@ -106,12 +106,12 @@ def request(
         body["tools"] = tools if _prebuilt(tools) else tool_params(tools)
     body.update(params)
     if not stream:
-        return client.messages.create(**body)  # type: ignore[no-any-return]
+        return client.messages.create(**body)
     with client.messages.stream(**body) as s:
         for text in s.text_stream:
             if on_text is not None:
                 on_text(text)
-        return s.get_final_message()  # type: ignore[no-any-return]
+        return s.get_final_message()
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +184,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _error_result(use: Any, text: str) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": _get(use, "id"), "content": text, "is_error": True}
+    return {
+        "type": "tool_result",
+        "tool_use_id": _get(use, "id"),
+        "content": text,
+        "is_error": True,
+    }
 
 
 def _content(out: Any) -> tuple[Any, bool]:
@@ -204,7 +209,9 @@ def _run_one(
     name, tool_input = _get(use, "name"), _get(use, "input")
     tool = table.get(name)
     if tool is None:
-        return _error_result(use, t("result.unknown_tool", name=name, names=", ".join(table) or "none"))
+        return _error_result(
+            use, t("result.unknown_tool", name=name, names=", ".join(table) or "none")
+        )
     if tool.fn is None:
         return _error_result(use, t("result.no_impl", name=name))
     verdict = Verdict.approve()
@@ -212,8 +219,17 @@ def _run_one(
         emit("approval", tool_use=use)
         verdict = as_verdict(approve(use))
         if verdict.action == "deny":
-            emit("tool_end", tool_use=use, verdict="denied", reason=verdict.reason, duration=0.0, is_error=True)
-            return _error_result(use, t("result.denied", reason=verdict.reason or t("result.denied_default")))
+            emit(
+                "tool_end",
+                tool_use=use,
+                verdict="denied",
+                reason=verdict.reason,
+                duration=0.0,
+                is_error=True,
+            )
+            return _error_result(
+                use, t("result.denied", reason=verdict.reason or t("result.denied_default"))
+            )
         if verdict.action == "edit" and verdict.input is not None:
             tool_input = verdict.input
     emit("tool_start", tool_use=use, input=tool_input)
@@ -224,7 +240,11 @@ def _run_one(
     except ToolInputError as e:
         out, content, is_error = None, t("result.bad_input", name=name, error=e), True
     except Exception as e:  # a failing tool is data for the model, not a broken loop
-        out, content, is_error = None, t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
+        out, content, is_error = (
+            None,
+            t("result.error", name=name, error=f"{type(e).__name__}: {e}"),
+            True,
+        )
     emit(
         "tool_end",
         tool_use=use,
@@ -236,7 +256,11 @@ def _run_one(
         truncated=getattr(out, "truncated", False),
         timed_out=getattr(out, "timed_out", False),
     )
-    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": _get(use, "id"), "content": content}
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": _get(use, "id"),
+        "content": content,
+    }
     if is_error:
         result["is_error"] = True
     return result
@@ -297,7 +321,7 @@ def _as_message(item: Any) -> dict[str, Any] | None:
         content = [as_dict(b) for b in item.content]
         return {"role": "assistant", "content": content} if content else None
     if isinstance(item, dict) and "role" in item:
-        return as_dict(item)  # type: ignore[no-any-return]
+        return as_dict(item)
     if isinstance(item, (list, tuple)):
         return {"role": "user", "content": as_dict(list(item))}
     raise TypeError(
@@ -346,7 +370,12 @@ class Event:
 
 def _usage(response: Any) -> dict[str, int]:
     u = _get(response, "usage")
-    keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
     return {k: int(_get(u, k, 0) or 0) for k in keys}
 
 
@@ -409,7 +438,9 @@ class AgentLoop:
 
             tools = [bash]
         self.client = client
-        self.messages: list[Any] = [] if messages is None else messages if isinstance(messages, list) else []
+        self.messages: list[Any] = (
+            [] if messages is None else messages if isinstance(messages, list) else []
+        )
         if isinstance(messages, str):
             append(self.messages, messages)
         self.tools = list(tools)
@@ -560,9 +591,12 @@ class AgentLoop:
         if stage == "done":
             return stage
         self._emit("stage", stage=stage)
-        {"request": self._request, "decide": self._decide, "execute": self._execute, "append": self._append}[
-            stage
-        ]()
+        {
+            "request": self._request,
+            "decide": self._decide,
+            "execute": self._execute,
+            "append": self._append,
+        }[stage]()
         return stage
 
     def turn(self) -> str:
@@ -612,7 +646,9 @@ def final_text(messages: Sequence[Any]) -> str:
     """The text of the last assistant message that has any."""
     for message in reversed(messages):
         if _get(message, "role") == "assistant":
-            text = "\n".join(str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text")
+            text = "\n".join(
+                str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text"
+            )
             if text.strip():
                 return text
     return ""
@@ -633,5 +669,13 @@ def agent_loop(
     Changes ``messages`` in place (like the lesson) and returns a LoopResult.
     ``max_turns`` counts model requests and ends the loop cleanly.
     """
-    loop = AgentLoop(client, messages, tools=tools, system=system, max_turns=max_turns, on_event=on_event, **options)
+    loop = AgentLoop(
+        client,
+        messages,
+        tools=tools,
+        system=system,
+        max_turns=max_turns,
+        on_event=on_event,
+        **options,
+    )
     return loop.run()

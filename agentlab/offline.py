@@ -78,7 +78,9 @@ def check_request(params: Mapping[str, Any], *, seen: list[Any] | None = None) -
         kind = tool.get("type", "custom")
         name = tool.get("name")
         if not isinstance(name, str) or not _NAME.match(name):
-            errors.append(f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
+            errors.append(
+                f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+            )
         if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
             errors.append(f"tools.{i}.custom.input_schema: Field required")
         if name in names:
@@ -118,7 +120,9 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, input: Mapping[str, Any] | None = None, id: str | None = None) -> dict[str, Any]:
+def tool_use(
+    name: str, input: Mapping[str, Any] | None = None, id: str | None = None
+) -> dict[str, Any]:
     """A tool_use block, for scripted replies (an id is filled in when omitted)."""
     block: dict[str, Any] = {"type": "tool_use", "name": name, "input": dict(input or {})}
     if id is not None:
@@ -167,7 +171,9 @@ def make_message(
     data.setdefault("role", "assistant")
     data.setdefault("model", model)
     data.setdefault("stop_sequence", None)
-    data.setdefault("usage", {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])})
+    data.setdefault(
+        "usage", {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
+    )
     data.update(fields)
     reason = data["stop_reason"]
     known = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal")
@@ -217,7 +223,9 @@ class _Messages:
         return _Stream(self._owner._reply(params))
 
 
-Reply = Any  # a Message, a dict, a string, a list of blocks, an Exception, or a function of the request
+Reply = (
+    Any  # a Message, a dict, a string, a list of blocks, an Exception, or a function of the request
+)
 
 
 class ScriptedClient:
@@ -229,7 +237,9 @@ class ScriptedClient:
     checks it (``check=False`` turns that off) and kept in ``.requests``.
     """
 
-    def __init__(self, replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply], *, check: bool = True):
+    def __init__(
+        self, replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply], *, check: bool = True
+    ):
         self._replies = replies
         self._index = 0
         self._ids = itertools.count(1)
@@ -262,7 +272,7 @@ class ScriptedClient:
         if callable(item):
             item = item(params)
         if hasattr(item, "stop_reason"):
-            return item  # type: ignore[no-any-return]
+            return item
         return make_message(item, ids=self._ids, input_tokens=_tokens(params.get("messages")))
 
     def __repr__(self) -> str:
@@ -306,7 +316,9 @@ def _plan(task: str) -> tuple[str, list[list[str]], str | None]:
         if word is None:
             m = re.search(r"(?:for|word|containing|contain|mention)\s+([\w.-]+)", task)
             word = m.group(1) if m else "TODO"
-        cmd = f"grep -rn --exclude-dir=.git --exclude-dir=.ipynb_checkpoints {q(word)} . | head -n 20"
+        cmd = (
+            f"grep -rn --exclude-dir=.git --exclude-dir=.ipynb_checkpoints {q(word)} . | head -n 20"
+        )
         return "search", [[cmd]], None
     if _has(low, "how many", "count", "number of", "多少", "几个", "统计"):
         if _has(low, "line", "行"):
@@ -317,7 +329,9 @@ def _plan(task: str) -> tuple[str, list[list[str]], str | None]:
         if _has(low, ".py", "python") or re.search(r"\bpy\b", low):
             return "count_py", [["find . -name '*.py' -not -path '*/.*' | wc -l"]], None
         return "count", [["find . -type f -not -path '*/.*' | wc -l"]], None
-    if _has(low, "list", "files", "ls", "what is here", "directory", "folder", "列出", "文件", "目录"):
+    if _has(
+        low, "list", "files", "ls", "what is here", "directory", "folder", "列出", "文件", "目录"
+    ):
         return "list", [["ls -la"]], None
     return "unknown", [], None
 
@@ -354,7 +368,9 @@ def _answer(kind: str, commands: list[str], outputs: list[str]) -> str:
     if kind == "system":
         return f"The date here is {outputs[0].strip()}, and the system is:\n\n```\n{out}\n```"
     if kind == "create":
-        return f"Done: I wrote the file and read it back with `{cmd}`. It contains:\n\n```\n{out}\n```"
+        return (
+            f"Done: I wrote the file and read it back with `{cmd}`. It contains:\n\n```\n{out}\n```"
+        )
     if kind == "disk":
         return f"Disk use (`{cmd}`):\n\n```\n{out}\n```"
     return out
@@ -366,7 +382,11 @@ def _turns(messages: list[dict[str, Any]]) -> list[tuple[list[str], list[tuple[s
     for m in messages:
         bs = blocks(m)
         if m.get("role") == "assistant" and any(b.get("type") == "tool_use" for b in bs):
-            cmds = [str((b.get("input") or {}).get("command", "")) for b in bs if b.get("type") == "tool_use"]
+            cmds = [
+                str((b.get("input") or {}).get("command", ""))
+                for b in bs
+                if b.get("type") == "tool_use"
+            ]
             turns.append((cmds, []))
         elif m.get("role") == "user" and turns:
             for b in bs:
@@ -381,13 +401,17 @@ def _turns(messages: list[dict[str, Any]]) -> list[tuple[list[str], list[tuple[s
 def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | str:
     """The demo model's next reply for this request (content blocks, or text)."""
     messages = as_dict(list(params.get("messages") or []))
-    tools = [tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)]
+    tools = [
+        tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)
+    ]
     # The task is the newest user text; what follows it is the demo's progress.
     start = 0
     for i, m in enumerate(messages):
         if m.get("role") == "user" and any(b.get("type") == "text" for b in blocks(m)):
             start = i
-    task = " ".join(str(b.get("text", "")) for b in blocks(messages[start]) if b.get("type") == "text")
+    task = " ".join(
+        str(b.get("text", "")) for b in blocks(messages[start]) if b.get("type") == "text"
+    )
     kind, steps, fallback = _plan(task)
     sign = "\n\n" + t("demo.sign")
     if kind == "unknown":
@@ -401,7 +425,10 @@ def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | str:
             if code == 0:
                 continue
             if fallback and fallback not in cmds:
-                return [text(f"`{cmd}` failed here; let me try `{fallback}` instead."), tool_use("bash", {"command": fallback})]
+                return [
+                    text(f"`{cmd}` failed here; let me try `{fallback}` instead."),
+                    tool_use("bash", {"command": fallback}),
+                ]
             if kind == "search" and code == 1 and not out:
                 return f"No line here matches that search (`{cmd}` found nothing)." + sign
             why = out.splitlines()[-1] if out else f"exit code {code}"
@@ -413,7 +440,9 @@ def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | str:
             return _answer(kind, cmds, [out for out, _ in results]) + sign
     commands = steps[len(turns)]
     intro = {
-        "create": "Now let me read it back to check." if turns else "I'll write the file, then check it.",
+        "create": "Now let me read it back to check."
+        if turns
+        else "I'll write the file, then check it.",
         "system": "I'll ask for the date and the system at once: two tool calls in one reply.",
     }.get(kind, "Let me check with bash.")
     return [text(intro)] + [tool_use("bash", {"command": c}) for c in commands]

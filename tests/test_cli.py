@@ -5,8 +5,13 @@ import sys
 
 def agentlab(*args, cwd, stdin=None):
     return subprocess.run(
-        [sys.executable, "-m", "agentlab", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-        stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "100"},
+        [sys.executable, "-m", "agentlab", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "100"},
     )
 
 

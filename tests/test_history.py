@@ -30,7 +30,12 @@ def messages_of(problems):
 
 
 def test_a_good_history_has_no_problems():
-    h = [TASK, asst(text("Let me look."), use("t1"), use("t2")), user(result("t1"), result("t2")), asst(text("2"))]
+    h = [
+        TASK,
+        asst(text("Let me look."), use("t1"), use("t2")),
+        user(result("t1"), result("t2")),
+        asst(text("2")),
+    ]
     assert validate(h) == []
 
 
@@ -53,7 +58,9 @@ def test_history_ending_on_a_tool_use_is_only_ok_while_pending():
 def test_unexpected_result_id():
     h = [TASK, asst(use("t1")), user(result("t1"), result("t9"))]
     [p] = validate(h)
-    assert str(p).startswith("messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: t9.")
+    assert str(p).startswith(
+        "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: t9."
+    )
     assert p.rule == "unexpected_result"
 
 
@@ -61,7 +68,9 @@ def test_results_must_come_first():
     h = [TASK, asst(use("t1")), user(text("here you go"), result("t1"))]
     problems = validate(h)
     assert any(
-        str(p).startswith("messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message.")
+        str(p).startswith(
+            "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message."
+        )
         for p in problems
     )
 
@@ -77,15 +86,21 @@ def test_duplicate_ids_empty_content_empty_text_bad_role_first_role():
     assert messages_of(validate([{"role": "user", "content": ""}])) == [
         "messages.0: all messages must have non-empty content except for the optional final assistant message"
     ]
-    assert validate([TASK, {"role": "assistant", "content": []}]) == []  # optional final assistant message
+    assert (
+        validate([TASK, {"role": "assistant", "content": []}]) == []
+    )  # optional final assistant message
     assert "messages: text content blocks must be non-empty" in messages_of(
         validate([user(text("hi"), {"type": "text", "text": ""})])
     )
-    assert "messages: text content blocks must contain non-whitespace text" in messages_of(validate([user(text("  "))]))
+    assert "messages: text content blocks must contain non-whitespace text" in messages_of(
+        validate([user(text("  "))])
+    )
     assert messages_of(validate([{"role": "system", "content": "x"}])) == [
         "messages.0.role: Input should be 'user' or 'assistant'"
     ]
-    assert 'messages: first message must use the "user" role' in messages_of(validate([asst(text("hi"))]))
+    assert 'messages: first message must use the "user" role' in messages_of(
+        validate([asst(text("hi"))])
+    )
 
 
 def test_results_in_an_assistant_message_are_rejected():
@@ -127,7 +142,12 @@ def test_pairings_status():
         asst(use("t4", name="search")),
     ]
     ps = pairings(h)
-    assert [(p.id, p.status, p.turn) for p in ps] == [("t1", "ok", 1), ("t2", "error", 1), ("t3", "ok", 1), ("t4", "missing", 2)]
+    assert [(p.id, p.status, p.turn) for p in ps] == [
+        ("t1", "ok", 1),
+        ("t2", "error", 1),
+        ("t3", "ok", 1),
+        ("t4", "missing", 2),
+    ]
     assert ps[1].result == "boom" and ps[3].name == "search" and ps[3].result_index is None
 
 
@@ -149,7 +169,11 @@ def test_load_rejects_non_lists(tmp_path):
 
 
 def test_to_markdown_shows_every_block():
-    h = [TASK, asst(text("Looking."), use("t1", command="ls -la")), user(result("t1", "a.py", is_error=True))]
+    h = [
+        TASK,
+        asst(text("Looking."), use("t1", command="ls -la")),
+        user(result("t1", "a.py", is_error=True)),
+    ]
     md = to_markdown(h)
     assert "How many files?" in md and "ls -la" in md and "`tool_result` for `t1` (is_error)" in md
     assert "user (tool results)" in md

@@ -5,7 +5,14 @@ import pytest
 import agentlab as al
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
 
-STOP_REASONS = ["end_turn", "stop_sequence", "max_tokens", "refusal", "model_context_window_exceeded", "weird_new"]
+STOP_REASONS = [
+    "end_turn",
+    "stop_sequence",
+    "max_tokens",
+    "refusal",
+    "model_context_window_exceeded",
+    "weird_new",
+]
 
 
 @al.tool
@@ -25,7 +32,11 @@ def test_request_does_not_mutate_and_sends_tool_definitions():
     client = ScriptedClient(["hi"])
     messages = task()
     before = copy.deepcopy(messages)
-    raw = {"name": "raw", "description": "a raw dict", "input_schema": {"type": "object", "properties": {}}}
+    raw = {
+        "name": "raw",
+        "description": "a raw dict",
+        "input_schema": {"type": "object", "properties": {}},
+    }
     reply = al.request(client, messages, system="sys", tools=[echo, raw], model="m", max_tokens=5)
     assert messages == before
     sent = client.requests[0]
@@ -48,7 +59,13 @@ def test_request_streaming_reports_text_and_returns_the_message():
 
 
 def test_decide_tool_use_executes_in_order():
-    reply = make_message([text("x"), tool_use("bash", {"command": "a"}, "t1"), tool_use("bash", {"command": "b"}, "t2")])
+    reply = make_message(
+        [
+            text("x"),
+            tool_use("bash", {"command": "a"}, "t1"),
+            tool_use("bash", {"command": "b"}, "t2"),
+        ]
+    )
     d = al.decide(reply)
     assert d.action == "execute" and d.reason == "tool_use"
     assert [u.id for u in d.tool_uses] == ["t1", "t2"]
@@ -86,7 +103,13 @@ def test_execute_one_result_per_call_in_order_with_errors_as_data():
         """Always fails."""
         raise RuntimeError("kaput")
 
-    calls = uses(("echo", {"words": "hi"}), ("nope", {}), ("boom", {"x": 1}), ("echo", {"words": 5}), ("echo", {}))
+    calls = uses(
+        ("echo", {"words": "hi"}),
+        ("nope", {}),
+        ("boom", {"x": 1}),
+        ("echo", {"words": 5}),
+        ("echo", {}),
+    )
     results = al.execute(calls, [echo, boom])
     assert [r["tool_use_id"] for r in results] == ["t0", "t1", "t2", "t3", "t4"]
     assert results[0] == {"type": "tool_result", "tool_use_id": "t0", "content": "hi"}
@@ -135,7 +158,10 @@ def test_append_message_results_and_text():
     al.append(messages, reply)
     assert messages[-1] == {
         "role": "assistant",
-        "content": [{"type": "text", "text": "x"}, {"type": "tool_use", "id": "t1", "name": "echo", "input": {"words": "hi"}}],
+        "content": [
+            {"type": "text", "text": "x"},
+            {"type": "tool_use", "id": "t1", "name": "echo", "input": {"words": "hi"}},
+        ],
     }
     al.append(messages, [{"type": "tool_result", "tool_use_id": "t1", "content": "hi"}])
     assert messages[-1]["role"] == "user"
@@ -170,7 +196,11 @@ def test_append_skips_an_empty_reply():
 def scripted_run():
     return ScriptedClient(
         [
-            [text("Two at once."), tool_use("echo", {"words": "a"}), tool_use("echo", {"words": "b"})],
+            [
+                text("Two at once."),
+                tool_use("echo", {"words": "a"}),
+                tool_use("echo", {"words": "b"}),
+            ],
             "All done: a b",
         ]
     )
@@ -224,7 +254,10 @@ def test_a_call_that_will_not_run_is_answered_and_never_run(reason):
     result = al.agent_loop(messages, client, tools=[danger])
     assert ran == [] and result.stop_reason == reason
     assert al.validate(messages) == []
-    assert messages[-1]["content"][0]["is_error"] and "Not run" in messages[-1]["content"][0]["content"]
+    assert (
+        messages[-1]["content"][0]["is_error"]
+        and "Not run" in messages[-1]["content"][0]["content"]
+    )
 
 
 def test_pause_turn_sends_the_reply_back_as_is():
@@ -232,7 +265,10 @@ def test_pause_turn_sends_the_reply_back_as_is():
     messages = task()
     result = al.agent_loop(messages, client, tools=[echo])
     assert result.text == "whole" and result.turns == 2
-    assert client.requests[1]["messages"][-1] == {"role": "assistant", "content": [{"type": "text", "text": "half"}]}
+    assert client.requests[1]["messages"][-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "half"}],
+    }
 
 
 def test_max_turns_ends_cleanly_with_a_valid_history():

@@ -23,38 +23,63 @@ def run(task, client=None, **kw):
 
 
 def commands(messages):
-    return [b["input"]["command"] for m in messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    return [
+        b["input"]["command"]
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
 
 
 def test_make_message_builds_real_sdk_messages():
     m = make_message([text("hi"), tool_use("bash", {"command": "ls"})])
-    assert isinstance(m, Message) and m.stop_reason == "tool_use" and m.content[1].id.startswith("toolu_")
+    assert (
+        isinstance(m, Message)
+        and m.stop_reason == "tool_use"
+        and m.content[1].id.startswith("toolu_")
+    )
     assert make_message("done").stop_reason == "end_turn"
     assert make_message("x", "max_tokens").stop_reason == "max_tokens"
 
 
 def test_offline_clients_raise_the_api_error_for_a_broken_request():
     client = ScriptedClient(["never"])
-    bad = [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tool_use("bash", {"command": "ls"}, "t1")]}]
+    bad = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [tool_use("bash", {"command": "ls"}, "t1")]},
+    ]
     with pytest.raises(anthropic.BadRequestError) as info:
-        client.messages.create(model="m", max_tokens=10, messages=bad + [{"role": "user", "content": "next"}])
+        client.messages.create(
+            model="m", max_tokens=10, messages=bad + [{"role": "user", "content": "next"}]
+        )
     err = info.value
     assert err.status_code == 400
     assert err.body["error"]["type"] == "invalid_request_error"
-    assert err.body["error"]["message"].startswith("messages.2: Did not find 1 `tool_result` block(s)")
+    assert err.body["error"]["message"].startswith(
+        "messages.2: Did not find 1 `tool_result` block(s)"
+    )
     assert str(err).startswith("Error code: 400 - {")
     assert client.requests == []
 
 
 def test_check_request_rules():
-    assert check_request({}) == ["model: Field required", "max_tokens: Field required", "messages: Field required"]
+    assert check_request({}) == [
+        "model: Field required",
+        "max_tokens: Field required",
+        "messages: Field required",
+    ]
     ok = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "q"}]}
     assert check_request(ok) == []
-    assert check_request({**ok, "max_tokens": 0}) == ["max_tokens: Input should be greater than or equal to 1"]
+    assert check_request({**ok, "max_tokens": 0}) == [
+        "max_tokens: Input should be greater than or equal to 1"
+    ]
     assert check_request({**ok, "tools": [{"name": "bad name!", "input_schema": {}}]}) == [
         "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
     ]
-    assert check_request({**ok, "tools": [{"name": "x"}]}) == ["tools.0.custom.input_schema: Field required"]
+    assert check_request({**ok, "tools": [{"name": "x"}]}) == [
+        "tools.0.custom.input_schema: Field required"
+    ]
     two = [{"name": "x", "input_schema": {"type": "object"}}] * 2
     assert check_request({**ok, "tools": two}) == ["tools: Tool names must be unique."]
 
@@ -69,7 +94,9 @@ def test_scripted_client_records_requests_and_runs_out_clearly():
 
 def test_scripted_stream_has_text_stream_and_final_message():
     client = ScriptedClient(["hello there world"])
-    with client.messages.stream(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]) as s:
+    with client.messages.stream(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]
+    ) as s:
         assert "".join(s.text_stream) == "hello there world"
         assert s.get_final_message().content[0].text == "hello there world"
 
@@ -103,7 +130,9 @@ def test_demo_uses_parallel_calls_for_date_and_system(workspace):
 def test_demo_creates_a_file_and_checks_it(workspace):
     r = run('Create a file called greeting.txt containing "hello class" and check it')
     assert (workspace / "greeting.txt").read_text() == "hello class\n"
-    assert commands(r.messages)[-1] == "cat greeting.txt" and "hello class" in r.text and r.turns == 3
+    assert (
+        commands(r.messages)[-1] == "cat greeting.txt" and "hello class" in r.text and r.turns == 3
+    )
 
 
 def test_demo_reports_disk_use_and_falls_back_when_du_fails(workspace):
@@ -112,7 +141,11 @@ def test_demo_reports_disk_use_and_falls_back_when_du_fails(workspace):
     @al.tool
     def bash(command: str) -> str:
         """A shell where du is broken."""
-        return "du: cannot read directory\n(exit code 1)" if command.startswith("du") else "Filesystem  Size\n/dev/x  10G"
+        return (
+            "du: cannot read directory\n(exit code 1)"
+            if command.startswith("du")
+            else "Filesystem  Size\n/dev/x  10G"
+        )
 
     messages = [{"role": "user", "content": "How much disk space is used?"}]
     r = al.agent_loop(messages, DemoClient(), tools=[bash])
@@ -125,7 +158,9 @@ def test_demo_is_honest_about_failures_and_denials(workspace):
         """A shell that always fails."""
         return "find: permission denied\n(exit code 1)"
 
-    r = al.agent_loop([{"role": "user", "content": "How many files are here?"}], DemoClient(), tools=[bash])
+    r = al.agent_loop(
+        [{"role": "user", "content": "How many files are here?"}], DemoClient(), tools=[bash]
+    )
     assert "did not work" in r.text and "permission denied" in r.text
     r = run("How many files are here?", approve=lambda call: al.Verdict.deny("no shell today"))
     assert "did not work" in r.text and "no shell today" in r.text
@@ -135,7 +170,9 @@ def test_demo_answers_anything_else_honestly_and_never_claims_to_be_claude(works
     r = run("Write me a sonnet about the sea")
     assert r.turns == 1 and "offline demo model" in r.text and "ANTHROPIC_API_KEY" in r.text
     assert "I am Claude" not in r.text and r.messages[-1]["content"][0]["text"] == r.text
-    msg = DemoClient().messages.create(model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    msg = DemoClient().messages.create(
+        model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+    )
     assert msg.model == "agentlab-demo"
 
 

@@ -23,7 +23,13 @@ def test_modes():
 
 def test_patterns_deny_then_ask_then_allow_first_match_wins():
     asked = []
-    p = Policy("deny", allow=["ls*", "git *"], ask=["git push*"], deny=["*rm -rf*"], ask_user=lambda c: asked.append(1) or True)
+    p = Policy(
+        "deny",
+        allow=["ls*", "git *"],
+        ask=["git push*"],
+        deny=["*rm -rf*"],
+        ask_user=lambda c: asked.append(1) or True,
+    )
     assert p(call("ls -la")).action == "approve"
     assert p(call("ls; rm -rf /")).action == "deny"  # deny beats allow
     assert p(call("git push origin")).action == "approve" and asked == [1]  # ask beats allow

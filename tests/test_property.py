@@ -23,14 +23,17 @@ def fails(x: int) -> str:
 
 
 calls = st.lists(
-    st.tuples(st.sampled_from(["ok", "fails", "unknown_tool"]), st.one_of(st.integers(0, 9), st.text(max_size=3))),
+    st.tuples(
+        st.sampled_from(["ok", "fails", "unknown_tool"]),
+        st.one_of(st.integers(0, 9), st.text(max_size=3)),
+    ),
     max_size=4,
 )
 reply = st.tuples(st.sampled_from(REASONS), st.booleans(), calls)
 
 
 def build(reason, with_text, uses):
-    content = ([text("thinking out loud")] if with_text or not uses else [])
+    content = [text("thinking out loud")] if with_text or not uses else []
     content += [tool_use(name, {"x": x}) for name, x in uses]
     return make_message(content, reason)
 

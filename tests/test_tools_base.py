@@ -11,7 +11,9 @@ from agentlab.tools.base import ToolInputError, as_tool, tool_params
 
 def test_tool_from_a_function_has_a_schema_from_the_signature():
     @al.tool
-    def grep(pattern: Annotated[str, Field(description="what to look for")], limit: int = 10) -> str:
+    def grep(
+        pattern: Annotated[str, Field(description="what to look for")], limit: int = 10
+    ) -> str:
         """Search the files here for a pattern."""
         return f"{pattern}:{limit}"
 
@@ -19,8 +21,15 @@ def test_tool_from_a_function_has_a_schema_from_the_signature():
     schema = grep.input_schema
     assert schema["type"] == "object" and schema["required"] == ["pattern"]
     assert schema["properties"]["pattern"] == {"type": "string", "description": "what to look for"}
-    assert schema["properties"]["limit"]["type"] == "integer" and schema["properties"]["limit"]["default"] == 10
-    assert grep.definition == {"name": "grep", "description": grep.description, "input_schema": schema}
+    assert (
+        schema["properties"]["limit"]["type"] == "integer"
+        and schema["properties"]["limit"]["default"] == 10
+    )
+    assert grep.definition == {
+        "name": "grep",
+        "description": grep.description,
+        "input_schema": schema,
+    }
     assert grep.run({"pattern": "x"}) == "x:10"
     assert grep("y", limit=2) == "y:2"  # still callable as a function
 
@@ -49,12 +58,17 @@ def test_a_tool_needs_a_docstring():
 
 
 def test_raw_dicts_and_anthropic_bash_type_are_accepted():
-    raw = {"name": "lookup", "description": "d", "input_schema": {"type": "object", "properties": {}}}
+    raw = {
+        "name": "lookup",
+        "description": "d",
+        "input_schema": {"type": "object", "properties": {}},
+    }
     native = {"type": "bash_20250124", "name": "bash"}
     assert tool_params([raw, native, al.bash]) == [raw, native, al.bash.definition]
     assert as_tool(native).fn is not None  # runs through the hardened bash tool
     [r] = al.execute(
-        [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "echo native"}}], [native]
+        [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "echo native"}}],
+        [native],
     )
     assert r["content"].strip() == "native"
     with pytest.raises(TypeError):
@@ -78,5 +92,7 @@ def test_bash_tool_definition_and_failed_command_is_an_error_result(tmp_path):
 
 def test_import_agentlab_is_light():
     code = "import sys, agentlab; print(sorted(m for m in ('anthropic', 'ipywidgets', 'IPython') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

@@ -6,7 +6,13 @@ from os import PathLike
 from typing import Any
 
 from agentlab.tools.base import Tool, ToolInputError, as_tool, tool, tool_params, tool_table
-from agentlab.tools.bash import BASH_DESCRIPTION, BASH_INPUT_SCHEMA, BashResult, make_workspace, run_bash
+from agentlab.tools.bash import (
+    BASH_DESCRIPTION,
+    BASH_INPUT_SCHEMA,
+    BashResult,
+    make_workspace,
+    run_bash,
+)
 from agentlab.tools.policy import Policy, Verdict, lesson_blocklist
 
 __all__ = [

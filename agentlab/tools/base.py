@@ -33,13 +33,19 @@ class Tool:
     input_schema: dict[str, Any]
     fn: Callable[..., Any] | None = None
     validate: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
-    extra: dict[str, Any] = field(default_factory=dict, repr=False)  # e.g. {"type": "bash_20250124"}
+    extra: dict[str, Any] = field(
+        default_factory=dict, repr=False
+    )  # e.g. {"type": "bash_20250124"}
 
     @property
     def definition(self) -> dict[str, Any]:
         if self.extra.get("type", "custom") != "custom":
             return {**self.extra, "name": self.name}  # Anthropic-defined tool types
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
 
     def run(self, input: Any) -> Any:
         """Check ``input`` and call the function. Raises ToolInputError on bad input."""
@@ -69,7 +75,14 @@ def _check_required(schema: Mapping[str, Any], args: Mapping[str, Any]) -> None:
     missing = [k for k in schema.get("required") or [] if k not in args]
     if missing:
         raise ToolInputError(f"missing required field(s): {', '.join(missing)}")
-    types = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
+    types: dict[str, type | tuple[type, ...]] = {
+        "string": str,
+        "integer": int,
+        "number": (int, float),
+        "boolean": bool,
+        "object": dict,
+        "array": list,
+    }
     for key, value in args.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
@@ -77,7 +90,9 @@ def _check_required(schema: Mapping[str, Any], args: Mapping[str, Any]) -> None:
             continue
         want = types.get(str(props[key].get("type")))
         if want is not None and not isinstance(value, want):
-            raise ToolInputError(f"field {key!r} should be {props[key]['type']}, got {type(value).__name__}")
+            raise ToolInputError(
+                f"field {key!r} should be {props[key]['type']}, got {type(value).__name__}"
+            )
 
 
 @overload
@@ -87,7 +102,11 @@ def tool(*, name: str | None = None, description: str | None = None) -> Callable
 
 
 def tool(
-    fn: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed Python function with a docstring into a Tool.
 
@@ -105,7 +124,9 @@ def tool(
 
         doc = description or inspect.getdoc(f) or ""
         if not doc:
-            raise ValueError(f"{f.__name__}: give the tool a docstring; the model reads it to decide when to call it")
+            raise ValueError(
+                f"{f.__name__}: give the tool a docstring; the model reads it to decide when to call it"
+            )
         checked = pydantic.validate_call(f)
         schema = pydantic.TypeAdapter(checked).json_schema()
         schema.pop("title", None)
@@ -119,7 +140,8 @@ def tool(
                 return checked(*args, **kwargs)
             except pydantic.ValidationError as e:
                 problems = "; ".join(
-                    f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}" for err in e.errors()
+                    f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}"
+                    for err in e.errors()
                 )
                 raise ToolInputError(problems) from None
 
@@ -153,7 +175,9 @@ def as_tool(obj: Any) -> Tool:
         )
     if callable(obj):
         return tool(obj)
-    raise TypeError(f"not a tool: {obj!r} (use agentlab.tool, or a dict with name and input_schema)")
+    raise TypeError(
+        f"not a tool: {obj!r} (use agentlab.tool, or a dict with name and input_schema)"
+    )
 
 
 def tool_params(tools: Iterable[Any] | None) -> list[dict[str, Any]]:

@@ -62,7 +62,9 @@ def as_verdict(answer: Any) -> Verdict:
         return Verdict.deny(answer)
     if isinstance(answer, Mapping):
         return Verdict.edit(answer)
-    raise TypeError(f"approve() returned {answer!r}; return True, False, a reason string or a Verdict")
+    raise TypeError(
+        f"approve() returned {answer!r}; return True, False, a reason string or a Verdict"
+    )
 
 
 def describe_call(call: Any) -> str:
