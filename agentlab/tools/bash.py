@@ -1,0 +1,383 @@
+"""The bash tool: run one command the model asked for, with real limits.
+
+The simplest way to run a command is::
+
+    subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
+
+That works, until a command never ends, prints a gigabyte, waits for
+keyboard input, leaves a background process behind, or prints the API key
+with ``env``. ``run_bash`` is the same idea with those holes closed:
+
+- each command runs in ``bash -c`` in its own process group, and when the
+  call ends (normally, on timeout or on Ctrl-C) the whole group is stopped,
+  so nothing it started keeps running;
+- output is read in chunks and capped *while* reading: we keep the head and
+  the tail and count the bytes in between, so memory stays small;
+- stdin is closed (``read`` and bare ``cat`` finish at once);
+- the child gets an allow-listed environment, without API keys or tokens.
+
+Failures come back as data (a ``BashResult`` the model can read), never as
+exceptions, except Ctrl-C, which stops the command and is raised again.
+The process-group kill is POSIX; on Windows (Git Bash) a simpler path runs.
+
+This is not a sandbox: the command can read and change any file you can
+(a ``.env`` file included). The real limits are these, a workspace folder
+(``make_workspace``) and asking before running (``agentlab.tools.policy``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BASH_DESCRIPTION",
+    "BASH_INPUT_SCHEMA",
+    "SAFE_ENV_KEYS",
+    "BashResult",
+    "make_workspace",
+    "run_bash",
+]
+
+BASH_DESCRIPTION = (
+    "Run one command in bash and get back its combined stdout and stderr. "
+    "Each call starts a fresh shell in the same folder: `cd` and variables do not "
+    "carry over to the next call (chain steps instead, e.g. `cd src && ls`), and "
+    "background jobs are stopped when the command ends. Stdin is closed, so nothing "
+    "can wait for input: use non-interactive flags such as `-y`. A command that runs "
+    "too long is stopped at a timeout, and long output is cut to its head and tail, "
+    "so narrow it yourself with head, tail or grep. A non-zero exit status is shown "
+    "on a last line such as `(exit code 1)`."
+)
+
+BASH_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "description": "The bash command to run, e.g. `ls -la` or `grep -rn TODO . | head`.",
+        }
+    },
+    "required": ["command"],
+}
+
+# Environment variables copied from our own environment into the child's.
+# Anything else (API keys, tokens, cloud credentials...) is left out.
+SAFE_ENV_KEYS: frozenset[str] = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ",
+        "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
+        "SYSTEMROOT", "WINDIR",  # Windows programs need these to start
+    }
+)  # fmt: skip
+
+# Set for every command, so that nothing waits for a terminal or a keypress
+# and the output is plain text. A caller's env= mapping may override these.
+_NON_INTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "LESS": "-R",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "PYTHONUNBUFFERED": "1",  # Python prints as it goes, not at exit
+    "GIT_TERMINAL_PROMPT": "0",  # git fails instead of asking for a password
+}
+
+# A variable whose name contains one of these words is never passed on, even
+# when a caller puts it in env= (the child's output goes to the model).
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL", re.I)
+
+_CHUNK = 64 * 1024  # bytes per read from the pipe
+_STOP_AFTER = 10_000_000  # bytes: a command printing more than this is stopped
+_DRAIN = 0.1  # seconds to keep reading after the command itself has exited
+_TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL when stopping a group
+_POLL = 0.05  # seconds between exit checks where the OS cannot tell us (macOS)
+
+
+@dataclass(frozen=True)
+class BashResult:
+    """What one command did. ``str(result)`` is the text the model sees."""
+
+    output: str  # text sent to the model; never empty
+    exit_code: int | None  # None if it was stopped (timeout, too much output) or never ran
+    timed_out: bool
+    truncated: bool  # True if bytes were cut from the middle of the output
+    duration: float  # seconds
+    cwd: str  # the folder it ran in
+
+    def __str__(self) -> str:
+        return self.output
+
+
+def make_workspace(prefix: str = "agentlab-") -> Path:
+    """Make a fresh, empty temporary folder for the agent to work in.
+
+    It is not deleted for you: remove it with ``shutil.rmtree`` when done.
+    """
+    return Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+
+
+def run_bash(
+    command: str,
+    *,
+    timeout: float = 30,
+    cwd: str | os.PathLike[str] | None = None,
+    max_output: int = 30_000,
+    env: Mapping[str, str] | None = None,
+) -> BashResult:
+    """Run ``command`` with ``bash -c`` and return what it printed, within limits.
+
+    ``timeout`` is in seconds. ``cwd=None`` means the current folder, as in the
+    lesson. ``max_output`` caps the output in bytes (half head, half tail).
+    ``env`` adds variables to the small allow-listed environment; names that
+    look secret (``*KEY*``, ``*TOKEN*``, ...) are dropped even there.
+    """
+    if not 0 < timeout < float("inf") or max_output < 2:
+        raise ValueError("timeout must be a positive number of seconds, max_output at least 2")
+    start = time.monotonic()
+
+    def fail(message: str, where: str) -> BashResult:
+        # Nothing ran: say why, in the tool result, instead of raising.
+        return BashResult(f"({message})", None, False, False, time.monotonic() - start, where)
+
+    try:
+        where = os.getcwd() if cwd is None else os.path.abspath(os.path.expanduser(cwd))
+    except OSError as e:  # the current folder was deleted
+        return fail(f"cannot run: no current folder ({e.strerror})", "")
+    if not isinstance(command, str):
+        return fail(
+            f"cannot run: the command must be a string, not {type(command).__name__}", where
+        )
+    if not command.strip():
+        return fail("empty command; nothing was run", where)
+    if not os.path.isdir(where):
+        return fail(f"cannot run: the folder {where} does not exist", where)
+    bash = shutil.which("bash")
+    if bash is None:
+        return fail(
+            "cannot run: bash was not found on PATH. On Windows install Git for Windows "
+            "(it includes Git Bash) or use WSL; elsewhere install bash with your package manager",
+            where,
+        )
+    try:
+        proc = subprocess.Popen(
+            [bash, "-c", command],
+            cwd=where,
+            env=_child_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # one stream, in the order it was printed
+            start_new_session=os.name != "nt",  # its own process group, to stop it whole
+        )
+    except (OSError, ValueError) as e:  # e.g. a NUL byte in the command, or permissions
+        return fail(f"cannot run: {e}", where)
+
+    out = _Capped(max_output)
+    stop_after = max(_STOP_AFTER, 50 * max_output)
+    if os.name == "nt":
+        why = _collect_windows(proc, out, timeout)
+    else:
+        why = _collect(proc, out, start + timeout, stop_after)
+    exit_code = proc.returncode if why == "done" else None
+    text = out.text()
+    if why == "timeout":
+        text = _add_line(text, f"(timed out after {timeout:g} s; the command was stopped)")
+    elif why == "too much":
+        text = _add_line(text, f"(stopped: the command printed more than {stop_after:,} bytes)")
+    elif not text:
+        text = f"(no output, exit {exit_code})"
+    elif exit_code != 0:
+        text = _add_line(text, f"(exit code {exit_code})")
+    return BashResult(
+        text, exit_code, why == "timeout", out.cut > 0, time.monotonic() - start, where
+    )
+
+
+def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The child's environment: allow-listed names, our defaults, then the caller's."""
+    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
+    env.update(_NON_INTERACTIVE_ENV)
+    env.update(extra or {})
+    return {k: v for k, v in env.items() if not _SECRET_NAME.search(k)}
+
+
+class _Capped:
+    """The first and last bytes of a stream, and how many bytes fell between."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_size = limit // 2
+        self.tail_size = limit - self.head_size
+        self.head = bytearray()
+        self.tail = bytearray()  # rolling: never longer than tail_size + one chunk
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_size - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.tail_size:
+            del self.tail[: len(self.tail) - self.tail_size]
+
+    @property
+    def cut(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        # errors="replace": bytes that are not UTF-8 (or a character split at
+        # the cut) become U+FFFD instead of raising.
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if not self.cut:
+            return head + tail
+        note = (
+            f"... [{self.cut:,} bytes cut; rerun with a narrower command, "
+            "e.g. pipe through head, tail or grep] ..."
+        )
+        return _add_line(head, note) + "\n" + tail
+
+
+def _add_line(text: str, line: str) -> str:
+    """``text`` with ``line`` on a line of its own at the end."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + line
+
+
+def _collect(proc: subprocess.Popen[bytes], out: _Capped, deadline: float, stop_after: int) -> str:
+    """Read the output into ``out`` until the command is done, then stop its group.
+
+    Returns why reading ended: "done" (bash exited; its code is in
+    ``proc.returncode``), "timeout", or "too much" (over ``stop_after`` bytes).
+    """
+    assert proc.stdout is not None
+    pipe = proc.stdout.fileno()
+    exit_fd = _exit_fd(proc.pid)  # becomes readable when bash exits (Linux)
+    sel = selectors.DefaultSelector()
+    sel.register(pipe, selectors.EVENT_READ)
+    if exit_fd is not None:
+        sel.register(exit_fd, selectors.EVENT_READ)
+    pipe_open = True
+    exited_at: float | None = None  # when we saw bash itself exit
+    try:
+        while True:
+            now = time.monotonic()
+            if exit_fd is None and exited_at is None and proc.poll() is not None:
+                exited_at = now
+            # Done when bash has exited and the pipe is closed, or when bash has
+            # exited but a background job (`sleep 100 &`) still holds the pipe.
+            if exited_at is not None and (not pipe_open or now >= exited_at + _DRAIN):
+                return "done"
+            if now >= deadline:
+                return "timeout" if exited_at is None else "done"
+            if out.total > stop_after:
+                # Endless output (`yes`, `cat /dev/urandom`): keeping only the
+                # cap in memory is not enough, the command must be stopped.
+                return "too much"
+            if not pipe_open and exit_fd is None:
+                # Nothing left to read and no exit fd to wait on: wait for bash.
+                try:
+                    proc.wait(deadline - now)
+                except subprocess.TimeoutExpired:
+                    return "timeout"
+                return "done"
+            wait = deadline - now
+            if exited_at is not None:
+                wait = min(wait, exited_at + _DRAIN - now)
+            elif exit_fd is None:
+                wait = min(wait, _POLL)  # no exit fd: wake up to look at bash ourselves
+            # Block in the kernel until there is output, bash exits, or time is up.
+            for key, _ in sel.select(wait):
+                if key.fd == exit_fd:
+                    sel.unregister(exit_fd)
+                    exited_at = time.monotonic()
+                    continue
+                chunk = os.read(pipe, _CHUNK)
+                if chunk:
+                    out.add(chunk)
+                else:  # end of file: every writer has closed the pipe
+                    sel.unregister(pipe)
+                    pipe_open = False
+    finally:
+        # However we got here (Ctrl-C too, which goes on up after this), stop
+        # everything the command started, then reap it.
+        sel.close()
+        _stop_group(proc, exit_fd)
+        proc.stdout.close()
+        if exit_fd is not None:
+            os.close(exit_fd)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when ``pid`` exits, where the OS has one."""
+    if sys.platform == "linux":
+        try:
+            return os.pidfd_open(pid)
+        except OSError:  # an old kernel, or a sandbox that forbids it
+            return None
+    return None  # macOS and others: _collect checks proc.poll() every _POLL seconds
+
+
+def _stop_group(proc: subprocess.Popen[bytes], exit_fd: int | None) -> None:
+    """Stop the command's whole process group: SIGTERM, a short grace, then SIGKILL."""
+    if _signal_group(proc.pid, signal.SIGTERM):
+        # Give bash a moment to exit cleanly. Where we can, wait without
+        # reaping it: its zombie keeps the group id from being reused.
+        if exit_fd is not None:
+            with selectors.DefaultSelector() as sel:
+                sel.register(exit_fd, selectors.EVENT_READ)
+                sel.select(_TERM_GRACE)
+        else:
+            try:
+                proc.wait(_TERM_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+        _signal_group(proc.pid, signal.SIGKILL)  # whatever ignored SIGTERM
+    proc.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Send ``sig`` to every process in the group; False if there was nobody to send it to."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # macOS may refuse to signal zombies in the group; carry on to SIGKILL
+    return True
+
+
+def _collect_windows(proc: subprocess.Popen[bytes], out: _Capped, timeout: float) -> str:
+    """Windows: no process groups or select() on pipes, so a simpler, less strict path.
+
+    The output is read whole, then capped; on timeout ``taskkill /T`` stops
+    the command and the processes it started.
+    """
+    try:
+        data, _ = proc.communicate(timeout=timeout)
+        why = "done"
+    except subprocess.TimeoutExpired:
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)], capture_output=True)
+        data, _ = proc.communicate()
+        why = "timeout"
+    except KeyboardInterrupt:
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)], capture_output=True)
+        proc.wait()
+        raise
+    out.add(data)
+    return why

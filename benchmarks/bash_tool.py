@@ -1,0 +1,92 @@
+"""How much does the hardened bash tool cost? Prints numbers; asserts nothing.
+
+    python benchmarks/bash_tool.py [N]
+
+1. Overhead: N runs of ``run_bash("true")`` against the lesson's
+   ``subprocess.run("true", shell=True)``, interleaved so both see the same
+   machine load. ``shell=True`` runs /bin/sh, which on Debian is dash, a
+   smaller and faster shell than bash, so a third column runs bash the plain
+   way (``bash -c true`` with a captured pipe): the gap between it and
+   ``run_bash`` is what our own code costs.
+2. Memory: peak Python allocations (tracemalloc) and the peak RSS increase
+   while ``yes`` and ``cat /dev/urandom`` run into the output cap.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+
+from agentlab.tools.bash import run_bash
+
+TARGET_RATIO = 1.5
+TARGET_MEMORY_MB = 20
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def overhead(n: int) -> None:
+    bash = shutil.which("bash") or "bash"
+    runs: dict[str, Callable[[], object]] = {
+        'run_bash("true")': lambda: run_bash("true"),
+        'subprocess.run("true", shell=True)': lambda: subprocess.run("true", shell=True),
+        "subprocess.run([bash, -c, true], captured)": lambda: subprocess.run(
+            [bash, "-c", "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ),
+    }
+    for fn in runs.values():  # warm up: imports, page cache
+        for _ in range(10):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(n):
+        for name, fn in runs.items():
+            times[name].append(timed(fn))
+
+    print(f"Overhead, {n} runs each (milliseconds):")
+    for name, ts in times.items():
+        median, mean = statistics.median(ts) * 1e3, statistics.mean(ts) * 1e3
+        print(f"  {name:45} median {median:6.3f}   mean {mean:6.3f}")
+    ours, sh, plain_bash = (statistics.median(ts) for ts in times.values())
+    print(
+        f"  ratio run_bash / sh shell=True (median): {ours / sh:.2f}   (target <= {TARGET_RATIO})"
+    )
+    print(f"  ratio run_bash / plain bash    (median): {ours / plain_bash:.2f}")
+
+
+def rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)  # bytes on macOS, KiB else
+
+
+def memory() -> None:
+    print(f"Memory while endless output runs into the cap (target < {TARGET_MEMORY_MB} MB):")
+    for command in ["yes", "cat /dev/urandom"]:
+        rss_before = rss_mb()
+        tracemalloc.start()
+        result = run_bash(command, timeout=10)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(
+            f"  {command:18} tracemalloc peak {peak / 2**20:5.2f} MB, "
+            f"peak RSS +{rss_mb() - rss_before:5.2f} MB, stopped after {result.duration:.3f} s, "
+            f"{len(result.output):,} characters kept"
+        )
+
+
+if __name__ == "__main__":
+    overhead(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    memory()

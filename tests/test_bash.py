@@ -1,0 +1,326 @@
+"""Tests for the hardened bash tool: real bash, real processes, no mocks.
+
+POSIX only (process groups, signals); the whole file runs in a few seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import signal
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from agentlab.tools.bash import (
+    BASH_DESCRIPTION,
+    BASH_INPUT_SCHEMA,
+    SAFE_ENV_KEYS,
+    BashResult,
+    make_workspace,
+    run_bash,
+)
+
+# The module itself (`agentlab.tools.bash` as an attribute is the Tool object).
+bash_module = importlib.import_module("agentlab.tools.bash")
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process groups and signals")
+
+CUT_HINT = "bytes cut; rerun with a narrower command, e.g. pipe through head, tail or grep] ..."
+
+
+def alive(pid: int) -> bool:
+    """True if ``pid`` is still running (a zombie waiting to be reaped counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): os.kill said it exists
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def assert_gone(pids: list[int], within: float = 2.0) -> None:
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [p for p in pids if alive(p)], "processes survived the call"
+
+
+def read_pids(path: Path) -> list[int]:
+    pids = [int(x) for x in path.read_text().split()]
+    assert pids, "the command did not record its pids"
+    return pids
+
+
+# --- the output text --------------------------------------------------------
+
+
+def test_success_returns_the_output_as_printed() -> None:
+    r = run_bash("echo hi")
+    assert r.output == "hi\n" and str(r) == "hi\n"
+    assert (r.exit_code, r.timed_out, r.truncated) == (0, False, False)
+    assert 0 < r.duration < 5
+    assert r.cwd == os.getcwd()
+
+
+def test_stdout_and_stderr_are_one_stream_in_order() -> None:
+    assert run_bash("echo a; echo b >&2; echo c").output == "a\nb\nc\n"
+
+
+def test_nonzero_exit_adds_a_last_line() -> None:
+    r = run_bash("echo oops >&2; exit 3")
+    assert r.output == "oops\n(exit code 3)"
+    assert r.exit_code == 3
+    assert run_bash("printf x; exit 2").output == "x\n(exit code 2)"
+
+
+def test_no_output_says_so_with_the_exit_code() -> None:
+    assert run_bash("true").output == "(no output, exit 0)"
+    r = run_bash("exit 4")
+    assert (r.output, r.exit_code) == ("(no output, exit 4)", 4)
+
+
+def test_bytes_that_are_not_utf8_are_replaced() -> None:
+    r = run_bash(r"printf '\xff\xfe ok'")
+    assert r.output == "\ufffd\ufffd ok"
+    r = run_bash("head -c 100000 /dev/urandom", max_output=1000)
+    assert r.exit_code == 0 and r.truncated
+
+
+def test_a_multibyte_character_split_at_the_cut_does_not_crash() -> None:
+    # 'é' is two bytes; a head of 51 bytes splits one of them.
+    r = run_bash("for i in $(seq 500); do printf 'é'; done", max_output=102)
+    assert r.truncated and r.exit_code == 0
+    assert r.output.startswith("é" * 25 + "\ufffd\n... [898 " + CUT_HINT)
+
+
+def test_long_output_keeps_head_and_tail_with_a_count() -> None:
+    total = sum(len(str(i)) + 1 for i in range(1, 100_001))  # bytes printed by seq
+    r = run_bash("seq 1 100000", max_output=1000)
+    assert r.truncated and r.exit_code == 0  # it ran to the end: over the cap, not stopped
+    assert r.output.startswith("1\n2\n3\n")
+    assert r.output.endswith("99999\n100000\n")
+    assert f"\n... [{total - 1000:,} {CUT_HINT}\n" in r.output
+    assert len(r.output) <= 1000 + 120
+
+
+def test_output_under_the_cap_is_not_cut() -> None:
+    r = run_bash("seq 1 100", max_output=1000)
+    assert not r.truncated and r.output == "".join(f"{i}\n" for i in range(1, 101))
+
+
+# --- timeouts and the process group ------------------------------------------
+
+
+def test_timeout_keeps_output_so_far_and_says_so() -> None:
+    r = run_bash("echo start; sleep 5", timeout=0.5)
+    assert r.output == "start\n(timed out after 0.5 s; the command was stopped)"
+    assert (r.exit_code, r.timed_out) == (None, True)
+    assert 0.5 <= r.duration < 2
+    assert run_bash("sleep 5", timeout=1).output == "(timed out after 1 s; the command was stopped)"
+
+
+def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    command = (
+        f"echo $$ >> {pids}; sleep 1000 & echo $! >> {pids}; "
+        f"bash -c 'sleep 1000 & echo $! >> {pids}; wait' & "  # a grandchild too
+        "sleep 1000"
+    )
+    r = run_bash(command, timeout=0.5)
+    assert r.timed_out
+    assert len(read_pids(pids)) == 3
+    assert_gone(read_pids(pids))
+
+
+def test_a_process_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    r = run_bash(f"trap '' TERM; sleep 1000 & echo $! > {pids}; wait", timeout=0.3)
+    assert r.timed_out and r.duration < 2
+    assert_gone(read_pids(pids))
+
+
+def test_background_job_holding_the_pipe_does_not_hang(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    r = run_bash(f"sleep 100 & echo $! > {pids}; echo hi")
+    assert (r.output, r.exit_code, r.timed_out) == ("hi\n", 0, False)
+    assert r.duration < 1.5
+    assert_gone(read_pids(pids))  # background jobs do not outlive the call
+
+
+def test_exit_code_is_kept_when_the_command_closes_its_output_early() -> None:
+    r = run_bash("exec >&- 2>&-; sleep 0.2; exit 5")
+    assert (r.output, r.exit_code) == ("(no output, exit 5)", 5)
+
+
+def test_ctrl_c_kills_the_group_and_is_raised_again(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_bash(f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; sleep 30")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 3
+    assert_gone(read_pids(pids))
+
+
+# --- memory -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["yes", "cat /dev/urandom"])
+def test_endless_output_is_stopped_with_bounded_memory(command: str) -> None:
+    tracemalloc.start()
+    try:
+        r = run_bash(command, timeout=1, max_output=30_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.truncated and r.exit_code is None and not r.timed_out
+    assert r.output.endswith("(stopped: the command printed more than 10,000,000 bytes)")
+    assert len(r.output) <= 30_000 + 300
+    assert peak < 20 * 1024 * 1024
+    assert r.duration < 1  # stopped by the byte limit, not the timeout
+
+
+# --- stdin and environment -----------------------------------------------------
+
+
+def test_stdin_is_closed() -> None:
+    r = run_bash("read x; echo read=$?; cat; echo done", timeout=5)
+    assert r.output == "read=1\ndone\n"
+    assert r.duration < 2
+
+
+def test_secrets_and_unlisted_variables_do_not_reach_the_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("MY_TOKEN", "tok")
+    monkeypatch.setenv("AGENTLAB_VISIBLE_TEST", "1")  # harmless, but not allow-listed
+    out = run_bash("env").output
+    names = {line.split("=", 1)[0] for line in out.splitlines() if "=" in line}
+    assert "ANTHROPIC_API_KEY" not in names and "MY_TOKEN" not in names
+    assert "sk-ant-test" not in out
+    assert "AGENTLAB_VISIBLE_TEST" not in names
+    assert "PATH" in names
+    for line in ["PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "TERM=dumb", "NO_COLOR=1"]:
+        assert line in out.splitlines()
+    assert "PYTHONUNBUFFERED=1" in out and "GIT_TERMINAL_PROMPT=0" in out
+
+
+def test_caller_env_is_added_but_secret_names_are_dropped() -> None:
+    extra = {"GREETING": "hello", "OPENAI_API_KEY": "sk-x", "gh_token": "t", "DB_PASSWORD": "p"}
+    out = run_bash("env", env=extra).output
+    assert "GREETING=hello" in out.splitlines()
+    assert "sk-x" not in out and "gh_token" not in out and "DB_PASSWORD" not in out
+
+
+def test_allow_list_holds_no_secret_looking_names() -> None:
+    assert {"PATH", "HOME", "LANG"} <= SAFE_ENV_KEYS
+    assert not [k for k in SAFE_ENV_KEYS if any(w in k for w in ("KEY", "TOKEN", "SECRET"))]
+
+
+# --- where it runs ----------------------------------------------------------
+
+
+def test_cwd_defaults_to_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = run_bash("pwd -P")
+    assert r.output == f"{tmp_path.resolve()}\n" and r.cwd == str(tmp_path)
+
+
+def test_cwd_can_be_given_and_cd_does_not_carry_over(tmp_path: Path) -> None:
+    assert run_bash("cd / && pwd", cwd=tmp_path).output == "/\n"
+    r = run_bash("pwd -P", cwd=tmp_path)
+    assert r.output == f"{tmp_path.resolve()}\n" and r.cwd == str(tmp_path)
+
+
+def test_missing_cwd_is_a_result_not_an_exception(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    r = run_bash("ls", cwd=missing)
+    assert r.output == f"(cannot run: the folder {missing} does not exist)"
+    assert (r.exit_code, r.cwd) == (None, str(missing))
+
+
+def test_make_workspace_gives_fresh_empty_folders() -> None:
+    a, b = make_workspace(), make_workspace(prefix="lesson-")
+    try:
+        assert a != b and a.is_dir() and not any(a.iterdir())
+        assert a.name.startswith("agentlab-") and b.name.startswith("lesson-")
+        assert run_bash("pwd -P", cwd=a).output == f"{a}\n"
+    finally:
+        a.rmdir()
+        b.rmdir()
+
+
+# --- bad input --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["", "   \n", None, 42, ["ls"]])
+def test_empty_or_non_string_command_is_a_result(command: object) -> None:
+    r = run_bash(command)  # type: ignore[arg-type]
+    assert r.exit_code is None and not r.timed_out
+    assert r.output.startswith("(") and ("empty" in r.output or "must be a string" in r.output)
+
+
+def test_nul_byte_in_command_is_a_result() -> None:
+    r = run_bash("echo a\0b")
+    assert r.exit_code is None and r.output.startswith("(cannot run:")
+
+
+def test_missing_bash_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no bash on it
+    r = run_bash("ls")
+    assert r.exit_code is None
+    assert "bash was not found" in r.output and "Git Bash" in r.output and "WSL" in r.output
+
+
+@pytest.mark.parametrize("kwargs", [{"timeout": 0}, {"timeout": -1}, {"max_output": 0}])
+def test_nonsense_limits_are_a_programming_error(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        run_bash("true", **kwargs)  # type: ignore[arg-type]
+
+
+# --- the contract other code relies on ------------------------------------------
+
+
+def test_result_is_frozen() -> None:
+    r = run_bash("true")
+    assert isinstance(r, BashResult)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.output = "changed"  # type: ignore[misc]
+
+
+def test_tool_definition_parts() -> None:
+    assert BASH_INPUT_SCHEMA["required"] == ["command"]
+    assert BASH_INPUT_SCHEMA["properties"]["command"]["type"] == "string"
+    for words in ["fresh shell", "cd", "timeout", "head and tail", "Stdin is closed"]:
+        assert words in BASH_DESCRIPTION
+
+
+# --- where the OS cannot report an exit (macOS): the polling fallback ------------
+
+
+def test_fallback_without_an_exit_fd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bash_module, "_exit_fd", lambda pid: None)
+    pids = tmp_path / "pids"
+    assert run_bash("echo hi; exit 3").output == "hi\n(exit code 3)"
+    assert run_bash("exec >&-; sleep 0.1; exit 5").exit_code == 5
+    r = run_bash(f"sleep 100 & echo $! > {pids}; echo hi")
+    assert (r.output, r.duration < 1.5) == ("hi\n", True)
+    assert_gone(read_pids(pids))
+    r = run_bash(f"sleep 1000 & echo $! > {pids}; sleep 1000", timeout=0.3)
+    assert r.timed_out
+    assert_gone(read_pids(pids))
