@@ -23,7 +23,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from agentlab.tools.bash import run_bash
+from agentlab.tools.shell import run_bash
 
 TARGET_RATIO = 1.5
 TARGET_MEMORY_MB = 20

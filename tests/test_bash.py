@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.tools.bash import (
+from agentlab.tools.shell import (
     BASH_DESCRIPTION,
     BASH_INPUT_SCHEMA,
     SAFE_ENV_KEYS,
@@ -25,8 +25,8 @@ from agentlab.tools.bash import (
     run_bash,
 )
 
-# The module itself (`agentlab.tools.bash` as an attribute is the Tool object).
-bash_module = importlib.import_module("agentlab.tools.bash")
+# The module itself (`agentlab.tools.shell` as an attribute is the Tool object).
+bash_module = importlib.import_module("agentlab.tools.shell")
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process groups and signals")
 

@@ -6,7 +6,7 @@ from os import PathLike
 from typing import Any
 
 from agentlab.tools.base import Tool, ToolInputError, as_tool, tool, tool_params, tool_table
-from agentlab.tools.bash import (
+from agentlab.tools.shell import (
     BASH_DESCRIPTION,
     BASH_INPUT_SCHEMA,
     BashResult,
