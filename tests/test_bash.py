@@ -25,7 +25,7 @@ from agentlab.tools.shell import (
     run_bash,
 )
 
-# The module itself (`agentlab.tools.shell` as an attribute is the Tool object).
+# The module itself, for monkeypatching its internals.
 bash_module = importlib.import_module("agentlab.tools.shell")
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process groups and signals")

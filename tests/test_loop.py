@@ -346,3 +346,44 @@ def test_the_lessons_loop_runs_unchanged_against_the_demo_model(tmp_path, monkey
     agent_loop(messages)
     assert "There are 1 Python" in messages[-1]["content"][0].text
     assert al.validate(messages) == []
+
+
+@pytest.mark.parametrize("stop_at", [0, 1, 2])
+def test_interrupt_at_every_tool_index_leaves_a_valid_history(stop_at):
+    ran = []
+
+    @al.tool
+    def step(i: int) -> str:
+        """Run step i; the user presses stop at one of them."""
+        if i == stop_at:
+            raise KeyboardInterrupt
+        ran.append(i)
+        return f"step {i}"
+
+    client = ScriptedClient([[tool_use("step", {"i": i}) for i in range(3)], "never reached"])
+    loop = al.AgentLoop(client, task(), tools=[step])
+    with pytest.raises(KeyboardInterrupt):
+        loop.run()
+    assert ran == list(range(stop_at))  # nothing after the interrupt ran
+    assert al.validate(loop.messages) == []
+    results = loop.messages[-1]["content"]
+    assert [bool(r.get("is_error")) for r in results] == [i >= stop_at for i in range(3)]
+    assert "Interrupted" in results[stop_at]["content"] and len(client.requests) == 1
+
+
+def test_interrupt_kills_a_running_bash_command_and_the_history_stays_valid(tmp_path):
+    import os
+    import signal
+    import threading
+
+    client = ScriptedClient(
+        [[tool_use("bash", {"command": "sleep 30"}), tool_use("bash", {"command": "echo no"})]]
+    )
+    loop = al.AgentLoop(client, task(), tools=[al.bash_tool(cwd=tmp_path)])
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        loop.run()
+    timer.cancel()
+    assert al.validate(loop.messages) == [] and loop.stop_reason == "interrupted"
+    assert loop.turns == 1 and len(loop.messages[-1]["content"]) == 2
