@@ -1,0 +1,737 @@
+"""``%agent`` and ``%%agent``: run the agent loop from a notebook cell.
+
+    %load_ext agentlab
+
+    %%agent
+    How many .py files are here?
+
+The cell's body is the task. It goes into one conversation per kernel, kept
+in the notebook's namespace as ``_agent`` (``_agent.messages`` is the plain
+history), so the next ``%%agent`` cell is a follow-up that sees everything
+before it. Each cell makes a fresh ``AgentLoop`` over that same history and
+calls ``.ask(task)`` on it, so options such as ``--max-turns`` count for the
+cell they are written on.
+
+``{name}`` in a task is filled from the namespace (``{{`` and ``}}`` are
+literal braces). ``%agent --help`` lists the options; ``%agent reset``,
+``%agent history``, ``%agent save PATH`` and ``%agent load PATH`` manage the
+conversation.
+
+What you see depends on where you are:
+
+- in a Jupyter kernel (``ZMQInteractiveShell``): a live view while the loop
+  runs (a ``HistoryView`` when ipywidgets and ``agentlab.widgets`` are there,
+  else a plain-text transcript that updates in place); when it ends, the live
+  view shrinks to a one-line summary and the cell's result, the
+  ``LoopResult``, shows the answer with the transcript folded below it;
+- anywhere else (terminal IPython, scripts, tests): the transcript is
+  printed as it happens.
+
+``%config AgentMagics.view = "text"`` picks the printed transcript in a
+notebook too. The cell returns the core's ``LoopResult``, so
+``r = %agent ...`` works. A failed request prints what went wrong and returns
+the result (``stop_reason == "error"``); Ctrl-C (the notebook's stop button)
+leaves a valid history, prints one line and is raised again, so "Run All"
+stops as you asked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import keyword
+import os
+import re
+import shlex
+import string
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+from traitlets import Bool, Enum
+
+from agentlab.errors import RequestError
+from agentlab.history import HistoryError, blocks, validate
+from agentlab.i18n import t
+from agentlab.loop import AgentLoop, Event, not_run
+from agentlab.tools.policy import Verdict, describe_call
+
+__all__ = [
+    "AgentMagics",
+    "AgentSession",
+    "fill_task",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+SESSION_NAME = "_agent"  # where the conversation lives in the notebook's namespace
+COMMANDS = ("reset", "history", "save", "load")
+_told_demo = False  # "no key, so the demo model" is said once per kernel
+
+
+# ---------------------------------------------------------------------------
+# The conversation kept between cells
+# ---------------------------------------------------------------------------
+
+
+class AgentSession:
+    """One conversation per kernel: ``_agent`` in the notebook.
+
+    ``messages`` is the plain history (send it, save it, print it);
+    ``loop`` is the ``AgentLoop`` of the last cell; ``client`` the client it
+    used; ``tools`` the tools every cell offers (default: the lesson's
+    ``bash``, running in the notebook's folder). ``model`` and ``system``
+    are remembered from ``--model`` and ``--system`` until a reset.
+    """
+
+    def __init__(self, messages: list[Any] | None = None, tools: list[Any] | None = None):
+        if tools is None:
+            from agentlab.tools import bash
+
+            tools = [bash]
+        self.messages: list[Any] = [] if messages is None else messages
+        self.tools: list[Any] = tools
+        self.loop: AgentLoop | None = None
+        self.client: Any = None
+        self.model: str | None = None
+        self.system: str | None = None
+        self.connected: Any = None  # the client connect() made, reused from cell to cell
+
+    def __repr__(self) -> str:
+        return f"AgentSession(messages={len(self.messages)})"
+
+
+def _session_ok(value: Any) -> bool:
+    return isinstance(getattr(value, "messages", None), list) and hasattr(value, "tools")
+
+
+# ---------------------------------------------------------------------------
+# {name} in a task
+# ---------------------------------------------------------------------------
+
+_FIELD = re.compile(r"[^\W\d]\w*(\.[^\W\d_]\w*|\[\w+\])*\Z")
+
+
+class _TaskFormatter(string.Formatter):
+    """``str.format`` with the notebook's variables, and errors a student can act on."""
+
+    def __init__(self, namespace: dict[str, Any]):
+        self.namespace = namespace
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        if not field_name or not _FIELD.match(field_name):
+            raise UsageError(t("magic.bad_field", field="{" + field_name + "}"))
+        return super().get_field(field_name, args, kwargs)
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
+        if key not in self.namespace:
+            raise UsageError(t("magic.missing_var", name=key))
+        return self.namespace[key]
+
+
+def fill_task(task: str, namespace: dict[str, Any]) -> str:
+    """Fill ``{name}`` from ``namespace``; ``{{`` and ``}}`` stay as braces.
+
+    Only variable names (with ``.attribute`` or ``[key]`` after them) are
+    allowed; anything else raises ``UsageError`` saying how to fix it.
+    """
+    if "{" not in task and "}" not in task:
+        return task
+    try:
+        return _TaskFormatter(namespace).format(task)
+    except UsageError:
+        raise
+    except (ValueError, LookupError, AttributeError, TypeError) as e:
+        raise UsageError(t("magic.bad_braces", error=e)) from None
+
+
+# ---------------------------------------------------------------------------
+# Reading the %agent line: options first, then the task as written
+# ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\"[^\"]*\"|'[^']*'|\S+)")
+
+
+def split_line(line: str, takes_value: set[str]) -> tuple[list[str], str]:
+    """``("--max-turns 3 What's here?")`` -> ``(["--max-turns", "3"], "What's here?")``.
+
+    The leading options are split like a shell would; the task after them is
+    kept exactly as typed (apostrophes and all). ``--`` ends the options.
+    """
+    argv: list[str] = []
+    pos, expect_value = 0, False
+    while True:
+        m = _TOKEN.match(line, pos)
+        if m is None:
+            break
+        token = m.group(1)
+        if not expect_value and (token == "--" or not token.startswith("-")):
+            if token == "--":
+                pos = m.end()
+            break
+        try:
+            argv += shlex.split(token)
+        except ValueError as e:
+            raise UsageError(t("magic.bad_quotes", error=e)) from None
+        expect_value = not expect_value and token in takes_value
+        pos = m.end()
+    return argv, line[pos:].strip()
+
+
+# ---------------------------------------------------------------------------
+# Where we are: a Jupyter kernel, with or without widgets, or a terminal
+# ---------------------------------------------------------------------------
+
+
+def frontend(shell: Any) -> str:
+    """``"widgets"``, ``"live"`` (a kernel without agentlab.widgets) or ``"text"``.
+
+    A Jupyter kernel is an ``ipykernel`` ``ZMQInteractiveShell`` (or a
+    subclass, as in Colab). The kernel cannot tell whether the page shows
+    widgets (nbconvert does not), so the live view is replaced by plain
+    output when the run ends: a saved notebook reads well everywhere.
+    """
+    names = {c.__name__ for c in type(shell).__mro__}
+    if "ZMQInteractiveShell" not in names or getattr(shell, "kernel", None) is None:
+        return "text"
+    return "widgets" if _views() is not None else "live"
+
+
+def _views() -> Any:
+    """``agentlab.widgets`` if it can be used (it needs ipywidgets), else None."""
+    try:
+        views = importlib.import_module("agentlab.widgets")
+    except ImportError:
+        return None
+    return views if hasattr(views, "HistoryView") else None
+
+
+# ---------------------------------------------------------------------------
+# Showing a run: a transcript line by line
+# ---------------------------------------------------------------------------
+
+
+def _short(text: str, lines: int = 12) -> str:
+    rows = text.rstrip("\n").splitlines() or [""]
+    if len(rows) > lines:
+        rows = rows[:lines] + [t("magic.more_lines", n=len(rows) - lines)]
+    return "\n".join(rows)
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + row for row in text.splitlines())
+
+
+def message_lines(message: Any, *, skip_text: bool = False, roles: bool = True) -> list[str]:
+    """A message as readable lines: text, ``$ command`` for bash, results indented."""
+    out: list[str] = []
+    role = message.get("role") if isinstance(message, dict) else None
+    for b in blocks(message):
+        kind = b.get("type")
+        if kind == "text" and not skip_text and str(b.get("text", "")).strip():
+            out.append(f"{t('role.' + str(role))}: {b['text']}" if roles else str(b["text"]))
+        elif kind == "tool_use":
+            out.append(f"  $ {describe_call(b)}")
+        elif kind == "tool_result":
+            content = b.get("content")
+            if isinstance(content, list):
+                content = "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+            mark = t("magic.error_mark") + " " if b.get("is_error") else ""
+            out.append(_indent(mark + _short(str(content or ""))))
+    return out
+
+
+def history_text(messages: list[Any]) -> str:
+    """The whole history as text: ``[i] role`` over each message's lines."""
+    parts = []
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        results = any(b.get("type") == "tool_result" for b in blocks(m))
+        label = t("role.tool_results") if results else t(f"role.{role}")
+        parts.append(f"[{i}] {label}\n" + _indent("\n".join(message_lines(m, roles=False)), "  "))
+    return "\n".join(parts)
+
+
+class Transcript:
+    """Turns loop events into transcript lines and hands them to ``write``.
+
+    ``write(text)`` gets whole lines (and, with ``--stream``, pieces of the
+    model's text as they arrive).
+    """
+
+    def __init__(self, loop: AgentLoop, write: Callable[[str], None]):
+        self.loop, self.write = loop, write
+        self.streamed = False
+        self.first = len(loop.messages)  # the task itself is not echoed back
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "text":
+            if not self.streamed:
+                self.write(t("role.assistant") + ": ")
+            self.streamed = True
+            self.write(str(event.data["text"]))
+        elif event.kind == "append" and event.data["index"] >= self.first:
+            if self.streamed:
+                self.write("\n")
+            lines = message_lines(event.data["message"], skip_text=self.streamed)
+            self.streamed = False
+            if lines:
+                self.write("\n".join(lines) + "\n")
+
+
+class _Live:
+    """The text transcript in one output area, updated in place (a display handle)."""
+
+    def __init__(self) -> None:
+        from IPython.display import display
+
+        self.text = ""
+        self.handle = display({"text/plain": "…"}, raw=True, display_id=True)
+
+    def write(self, piece: str) -> None:
+        self.text += piece
+        self.show(self.text)
+
+    def show(self, text: str) -> None:
+        if self.handle is not None:
+            self.handle.update({"text/plain": text}, raw=True)
+
+    def close(self) -> None:
+        pass
+
+
+class _WidgetLive(_Live):
+    """A ``HistoryView`` bound to the loop, with the streaming text under it."""
+
+    def __init__(self, loop: AgentLoop) -> None:
+        import ipywidgets as w
+        from IPython.display import display
+
+        self.text = ""
+        self.history = _views().HistoryView(loop)
+        self.stream = w.Textarea(layout=w.Layout(width="100%", display="none"), disabled=True)
+        self.box = w.VBox([self.history, self.stream])
+        self.handle = display(self.box, display_id=True)
+
+    def write(self, piece: str) -> None:  # only the streamed text: the view shows the rest
+        if "\n" in piece and not piece.strip():
+            self.text = ""
+        else:
+            self.text += piece
+        self.stream.value = self.text
+        self.stream.layout.display = "" if self.text else "none"
+
+    def close(self) -> None:
+        self.box.close()
+        close = getattr(self.history, "close", None)
+        if close is not None:
+            close()
+
+
+def summary(loop: AgentLoop) -> str:
+    """One line about a finished run: model, requests, tool calls, stop reason."""
+    model = getattr(loop.response, "model", None) or loop.model or "?"
+    return t(
+        "magic.summary",
+        model=model,
+        turns=loop.turns,
+        tools=len(loop.audit),
+        reason=loop.stop_reason,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Asking before a tool runs (--confirm) in a terminal
+# ---------------------------------------------------------------------------
+
+
+def ask_in_terminal(call: Any) -> Verdict:
+    """``--confirm`` without widgets: ask with ``input()``. Enter alone means no."""
+    print(t("magic.confirm_call", call=describe_call(call)), flush=True)
+    answer = input(t("magic.confirm_prompt")).strip()
+    word, _, rest = answer.partition(" ")
+    if word.lower() in ("y", "yes", "是"):
+        return Verdict.approve()
+    if word.lower() in ("e", "edit", "改"):
+        new = rest or input(t("magic.confirm_edit")).strip()
+        data = getattr(call, "input", None) or {}
+        if set(data) == {"command"}:
+            return Verdict.edit({"command": new}, "edited by the user")
+        try:
+            return Verdict.edit(json.loads(new), "edited by the user")
+        except (json.JSONDecodeError, TypeError):
+            return Verdict.deny(t("magic.confirm_bad_edit"))
+    return Verdict.deny(rest or t("result.denied_default"))
+
+
+# ---------------------------------------------------------------------------
+# The magic
+# ---------------------------------------------------------------------------
+
+
+@magics_class
+class AgentMagics(Magics):
+    """``%agent`` / ``%%agent``. Settings: ``%config AgentMagics.confirm = True``."""
+
+    shell: Any  # the InteractiveShell (IPython sets it)
+
+    confirm = Bool(False, help="Ask before every tool call unless a cell says --yes.").tag(
+        config=True
+    )
+    view = Enum(
+        ["auto", "text"],
+        "auto",
+        help="'auto': a live view in a notebook, a printed transcript elsewhere; "
+        "'text': always the printed transcript.",
+    ).tag(config=True)
+
+    # -- the conversation ---------------------------------------------------
+    @property
+    def session(self) -> AgentSession:
+        ns = self.shell.user_ns
+        value = ns.get(SESSION_NAME)
+        if not _session_ok(value):
+            value = ns[SESSION_NAME] = AgentSession()
+        return value
+
+    def _fresh(self) -> AgentSession:
+        old = self.shell.user_ns.get(SESSION_NAME)
+        tools = old.tools if _session_ok(old) else None
+        session = self.shell.user_ns[SESSION_NAME] = AgentSession(tools=tools)
+        return session
+
+    # -- the command ----------------------------------------------------------
+    @magic_arguments()
+    @argument("-h", "--help", action="store_true", help=t("magic.help.help"))
+    @argument("--model", help=t("magic.help.model"))
+    @argument("--max-turns", type=int, default=20, metavar="N", help=t("magic.help.max_turns"))
+    @argument("--system", metavar="TEXT_OR_NAME", help=t("magic.help.system"))
+    @argument("--step", action="store_true", help=t("magic.help.step"))
+    @argument("--confirm", action="store_true", help=t("magic.help.confirm"))
+    @argument("--yes", action="store_true", help=t("magic.help.yes"))
+    @argument("--stream", action="store_true", help=t("magic.help.stream"))
+    @argument("--new", action="store_true", help=t("magic.help.new"))
+    @argument("--offline", action="store_true", help=t("magic.help.offline"))
+    @argument("--out", metavar="NAME", help=t("magic.help.out"))
+    @argument("--client", metavar="NAME", help=t("magic.help.client"))
+    @no_var_expand
+    @line_cell_magic
+    def agent(self, line: str = "", cell: str | None = None) -> Any:
+        """Run the agent loop on a task: ``%agent TASK`` or a ``%%agent`` cell.
+
+        The conversation carries on from cell to cell (``_agent.messages``).
+        ``{name}`` in the task is filled from your variables; ``{{``/``}}`` are braces.
+        Also: ``%agent reset``, ``%agent history``, ``%agent save PATH``,
+        ``%agent load PATH``.
+        """
+        parser = self.agent.parser
+        parser.allow_abbrev = False  # "--mod" is not "--model": options stay easy to spot
+        takes_value = {s for a in parser._actions if a.nargs != 0 for s in a.option_strings}
+        argv, rest = split_line(line, takes_value)
+        try:
+            args = parser.parse_args(argv)
+        except UsageError as e:  # argparse's message, plus how to fix it
+            raise UsageError(t("magic.bad_option", error=e)) from None
+        if args.help:
+            print(help_text(parser))
+            return None
+        if cell is not None:
+            if rest:
+                raise UsageError(t("magic.words_on_cell_line", words=rest))
+            task = cell.strip()
+            if not task:
+                raise UsageError(t("magic.empty_cell"))
+        else:
+            word = rest.split(maxsplit=1)[0].lower() if rest else ""
+            if word in COMMANDS:
+                return self._command(word, rest[len(word) :].strip(), args)
+            task = rest
+            if not task:
+                if args.new:
+                    self._fresh()
+                    print(t("magic.reset"))
+                    return None
+                raise UsageError(t("magic.no_task"))
+        return self._run(args, fill_task(task, self.shell.user_ns))
+
+    # -- reset / history / save / load ---------------------------------------------
+    def _command(self, word: str, rest: str, args: Any) -> Any:
+        try:
+            paths = shlex.split(rest)
+        except ValueError as e:
+            raise UsageError(t("magic.bad_quotes", error=e)) from None
+        if word in ("save", "load") and len(paths) != 1:
+            raise UsageError(t("magic.needs_path", command=word))
+        if word in ("reset", "history") and paths:
+            raise UsageError(t("magic.no_args", command=word, words=rest))
+        if word == "reset":
+            n = len(self.session.messages)
+            self._fresh()
+            print(t("magic.reset_n", n=n))
+            return None
+        if word == "history":
+            return self._history()
+        path = Path(os.path.expanduser(paths[0]))
+        if word == "save":
+            from agentlab.history import save
+
+            try:
+                save(self.session.messages, path)
+            except OSError as e:
+                raise UsageError(t("magic.save_failed", path=path, error=e)) from None
+            print(t("magic.saved", n=len(self.session.messages), path=path))
+            return None
+        messages = load_history(path)
+        session = self._fresh()
+        session.messages = messages
+        print(t("magic.loaded", n=len(messages), path=path))
+        return None
+
+    def _history(self) -> Any:
+        messages = self.session.messages
+        if self.view == "auto" and frontend(self.shell) == "widgets":
+            return _views().HistoryView(messages)
+        if not messages:
+            print(t("magic.history_empty"))
+            return None
+        print(history_text(messages))
+        return None
+
+    # -- running a task -------------------------------------------------------
+    def _client(self, args: Any) -> Any:
+        global _told_demo
+        session = self.session
+        if args.client:
+            client = self.shell.user_ns.get(args.client)
+            if client is None:
+                raise UsageError(t("magic.no_variable", option="--client", name=args.client))
+            if not hasattr(getattr(client, "messages", None), "create"):
+                raise UsageError(t("magic.not_a_client", name=args.client))
+            return client
+        from agentlab.offline import DemoClient, connect
+
+        if args.offline:
+            return DemoClient()
+        online = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"))
+        client = session.connected  # made by connect(); remade if a key was set or removed since
+        if client is None or isinstance(client, DemoClient) == online:
+            client = session.connected = connect(quiet=True)
+        if isinstance(client, DemoClient) and not _told_demo:
+            _told_demo = True
+            print(t("connect.demo"))
+        return client
+
+    def _system(self, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.isidentifier() and not keyword.iskeyword(value):
+            if value not in self.shell.user_ns:
+                raise UsageError(t("magic.no_system_variable", name=value))
+            found = self.shell.user_ns[value]
+            if not isinstance(found, str):
+                raise UsageError(t("magic.system_not_text", name=value, kind=type(found).__name__))
+            return found
+        return value
+
+    def _check(self, args: Any) -> None:
+        if args.max_turns < 1:
+            raise UsageError(t("magic.max_turns", n=args.max_turns))
+        if args.confirm and args.yes:
+            raise UsageError(t("magic.confirm_and_yes"))
+        if args.model is not None and not args.model.strip():
+            raise UsageError(t("magic.empty_model"))
+        for option, name in (("--out", args.out), ("--client", args.client)):
+            if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+                raise UsageError(t("magic.bad_name", option=option, name=name))
+        if args.client and args.offline:
+            raise UsageError(t("magic.client_and_offline"))
+
+    def _run(self, args: Any, task: str) -> Any:
+        self._check(args)
+        system = self._system(args.system)
+        client = self._client(args)
+        session = self._fresh() if args.new else self.session
+        busy = session.loop
+        if busy is not None and busy.stage in ("decide", "execute", "append"):
+            raise UsageError(t("magic.busy", stage=busy.stage))
+        if args.model:
+            session.model = args.model
+        if system is not None:
+            session.system = system
+        confirm = args.confirm or (self.confirm and not args.yes)
+        mode = "text" if self.view == "text" else frontend(self.shell)
+        from agentlab.loop import DEFAULT_SYSTEM
+
+        loop = AgentLoop(
+            client,
+            session.messages,
+            tools=session.tools,
+            system=session.system if session.system is not None else DEFAULT_SYSTEM,
+            model=session.model,
+            max_turns=args.max_turns,
+            approve=self._approver(mode) if confirm else None,
+            stream=args.stream,
+        )
+        session.loop, session.client = loop, client
+        before = len(session.messages)
+        loop.ask(task)
+        if args.step:
+            return self._step(loop, mode)
+        with self._showing(loop, mode):
+            try:
+                loop.run()
+            except RequestError as e:
+                took_back = _take_back(loop, before)
+                print(t("magic.request_failed", explanation=e.explanation), file=sys.stderr)
+                print(
+                    t("magic.took_back" if took_back else "magic.kept", n=len(loop.messages)),
+                    file=sys.stderr,
+                )
+                loop.stop_reason, loop.explanation = "error", e.explanation
+            except KeyboardInterrupt:
+                _repair(loop, before)
+                print(t("magic.interrupted", n=len(loop.messages)), file=sys.stderr)
+                raise
+        result = loop.result()
+        if args.out:
+            self.shell.user_ns[args.out] = result
+        return result
+
+    def _approver(self, mode: str) -> Callable[[Any], Any]:
+        # In a notebook the stepper's Approve / Deny / Edit buttons answer
+        # (agentlab.widgets); elsewhere input() does.
+        return ask_in_terminal
+
+    @contextmanager
+    def _showing(self, loop: AgentLoop, mode: str) -> Iterator[None]:
+        """Show the run while it goes; in a notebook, leave a one-line summary after."""
+        live: _Live | None = None
+        if mode == "widgets":
+            live = _WidgetLive(loop)
+        elif mode == "live":
+            live = _Live()
+
+        def write(piece: str) -> None:
+            print(piece, end="", flush=True)
+
+        transcript = Transcript(loop, live.write if live is not None else write)
+        loop.subscribe(transcript)
+        try:
+            yield
+        finally:
+            loop.unsubscribe(transcript)
+            if live is not None:
+                live.show(summary(loop))
+                live.close()
+
+    def _step(self, loop: AgentLoop, mode: str) -> Any:
+        raise UsageError(t("magic.step_needs_widgets"))
+
+
+def help_text(parser: Any) -> str:
+    """``%agent --help``, in the language chosen with ``agentlab.set_language``."""
+    for action in parser._actions:
+        action.help = t(f"magic.help.{action.dest}")
+    parser.description = t("magic.help.epilog")
+    return str(parser.format_help())
+
+
+def _take_back(loop: AgentLoop, before: int) -> bool:
+    """After a failed first request, remove the task again: the cell changed nothing."""
+    if loop.turns == 0 and len(loop.messages) == before + 1:
+        loop.messages.pop()
+        loop.stage = "done"
+        return True
+    return False
+
+
+def _repair(loop: AgentLoop, before: int) -> None:
+    """After Ctrl-C, make sure every tool call is answered (the core does this
+    when the interrupt comes while tools run; this covers the moments between)."""
+    if isinstance(loop.stop_reason, str) and loop.stop_reason == "interrupted":
+        return
+    if _take_back(loop, before):
+        return
+    last = loop.messages[-1] if loop.messages else {}
+    uses = [b for b in blocks(last) if b.get("type") == "tool_use"]
+    if uses and last.get("role") == "assistant":
+        from agentlab.loop import append
+
+        append(loop.messages, not_run(uses, t("magic.not_run_interrupted")))
+    loop.stage, loop.stop_reason = "done", "interrupted"
+
+
+def load_history(path: Path) -> list[Any]:
+    """Read a saved history and check it; a clear ``UsageError`` if it is not one."""
+    from agentlab.history import load
+
+    try:
+        messages = load(path)
+    except FileNotFoundError:
+        raise UsageError(t("magic.no_file", path=path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(t("magic.load_failed", path=path, error=e)) from None
+    except json.JSONDecodeError as e:
+        raise UsageError(t("magic.not_json", path=path, error=e)) from None
+    except HistoryError as e:
+        raise UsageError(t("magic.not_history", path=path, problems=e)) from None
+    if not messages:
+        return messages
+    problems = validate(messages)
+    if problems:
+        listed = "\n".join(f"- {p}" + (f" ({p.hint})" if p.hint else "") for p in problems[:3])
+        more = len(problems) - 3
+        if more > 0:
+            listed += "\n" + t("magic.more_problems", n=more)
+        raise UsageError(t("magic.not_history", path=path, problems=listed))
+    return messages
+
+
+# ---------------------------------------------------------------------------
+# %load_ext agentlab / %unload_ext agentlab
+# ---------------------------------------------------------------------------
+
+
+_QUESTION = re.compile(r"^(\s*)([\w.]+\s*=\s*)?%agent(\s+\S.*\?)\s*$")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """Let ``%agent How many .py files are here?`` end with its question mark.
+
+    IPython reads a line ending in ``?`` as a request for help on the last
+    word (``here?``), before any magic sees it. This input transformer turns
+    such an ``%agent`` line into the explicit call IPython would have made,
+    so the task arrives whole. ``%agent?`` (help on the magic) is left alone.
+    """
+    if lines and lines[0].startswith("%%"):  # a cell magic's body is its own business
+        return lines
+    out = []
+    for line in lines:
+        m = _QUESTION.match(line)
+        if m:
+            indent, assign, rest = m.group(1), m.group(2) or "", m.group(3).strip()
+            line = f"{indent}{assign}get_ipython().run_line_magic('agent', {rest!r})\n"
+        out.append(line)
+    return out
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``%agent`` and ``%%agent``."""
+    ipython.register_magics(AgentMagics)
+    if keep_question_marks not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(keep_question_marks)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove ``%agent`` and ``%%agent`` again. The conversation (``_agent``) stays."""
+    manager = ipython.magics_manager
+    for kind in ("line", "cell"):
+        manager.magics[kind].pop("agent", None)
+    manager.registry.pop(AgentMagics.__name__, None)
+    if keep_question_marks in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(keep_question_marks)

@@ -1,0 +1,460 @@
+"""%agent / %%agent, driven through a real IPython shell (globalipapp)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import get_ipython
+from IPython.utils.capture import capture_output
+
+import agentlab as al
+from agentlab import magic
+from agentlab.offline import ScriptedClient, bad_request, text, tool_use
+
+
+@al.tool
+def boom(why: str) -> str:
+    """Press Ctrl-C while running."""
+    raise KeyboardInterrupt
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "agentlab")
+    yield shell
+    shell.run_line_magic("unload_ext", "agentlab")
+
+
+@pytest.fixture(autouse=True)
+def fresh(ip, tmp_path, monkeypatch):
+    """Each test: a new conversation, in a folder of its own, with no key."""
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTLAB_MODEL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(magic, "_told_demo", False)
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py", "notes.txt"):
+        (tmp_path / name).write_text("x = 1\n")
+    for name in ("_agent", "client", "r"):
+        ip.user_ns.pop(name, None)
+    yield
+
+
+def scripted(ip, replies, name="client"):
+    client = ScriptedClient(replies)
+    ip.user_ns[name] = client
+    return client
+
+
+def cell(ip, line, body):
+    return ip.run_cell_magic("agent", line, body)
+
+
+# --- running a task -------------------------------------------------------
+
+
+def test_first_cell_runs_the_demo_on_bash_and_returns_the_result(ip, capsys):
+    result = cell(ip, "--offline", "How many .py files are here?")
+    assert isinstance(result, al.LoopResult)
+    assert result.stop_reason == "end_turn" and result.turns == 2
+    assert "There are 2 Python (.py) files" in result.text
+    session = ip.user_ns["_agent"]
+    assert session.messages is result.messages and len(session.messages) == 4
+    assert session.messages[0] == {"role": "user", "content": "How many .py files are here?"}
+    assert session.messages[2]["content"][0]["content"].strip() == "2"
+    assert al.validate(session.messages) == []
+    out = capsys.readouterr().out  # outside a notebook: the transcript, printed
+    assert "$ find . -name '*.py'" in out and "There are 2 Python" in out
+    assert "no ANTHROPIC_API_KEY" not in out  # --offline asked for the demo: no note
+
+
+def test_line_magic_returns_the_result_so_assignment_works(ip):
+    ip.run_cell("r = %agent --offline How many .py files are here?")
+    assert isinstance(ip.user_ns["r"], al.LoopResult)
+    assert ip.user_ns["r"].stop_reason == "end_turn"
+
+
+def test_no_key_uses_the_demo_and_says_so_once(ip, capsys):
+    cell(ip, "", "How many .py files are here?")
+    cell(ip, "", "List the files")
+    out = capsys.readouterr().out
+    assert out.count("no ANTHROPIC_API_KEY set") == 1
+    assert ip.user_ns["_agent"].client.__class__.__name__ == "DemoClient"
+
+
+def test_the_conversation_carries_on_across_cells(ip):
+    client = scripted(ip, ["The answer is 42.", "You asked about 42 before."])
+    cell(ip, "--client client", "What is the answer?")
+    second = cell(ip, "--client client", "What did I ask before?")
+    sent = client.requests[1]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"][0]["text"] == "The answer is 42."
+    assert second.text == "You asked about 42 before."
+    assert second.turns == 1  # turns count per cell
+    assert len(ip.user_ns["_agent"].messages) == 4
+
+
+def test_new_starts_a_fresh_conversation(ip, capsys):
+    client = scripted(ip, ["one", "two"])
+    cell(ip, "--client client", "First task")
+    old = ip.user_ns["_agent"]
+    cell(ip, "--client client --new", "Second task")
+    new = ip.user_ns["_agent"]
+    assert new is not old and len(old.messages) == 2
+    assert client.requests[1]["messages"] == [{"role": "user", "content": "Second task"}]
+    assert [m["role"] for m in new.messages] == ["user", "assistant"]
+
+
+def test_out_stores_the_result_and_braces_fill_from_the_namespace(ip):
+    client = scripted(ip, ["done"])
+    ip.user_ns["folder"] = "src"
+    result = cell(ip, "--client client --out r", "List {folder} and keep {{braces}} as they are")
+    assert ip.user_ns["r"] is result
+    assert client.requests[0]["messages"][0]["content"] == (
+        "List src and keep {braces} as they are"
+    )
+
+
+def test_a_missing_variable_is_a_usage_error_naming_it(ip):
+    with pytest.raises(UsageError, match="no variable named 'nowhere'"):
+        cell(ip, "--offline", "Look in {nowhere}")
+    assert "_agent" not in ip.user_ns or ip.user_ns["_agent"].messages == []
+
+
+def test_options_system_model_and_max_turns_reach_the_request(ip):
+    client = scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "never sent", "ok"])
+    ip.user_ns["TERSE"] = "Answer in one word."
+    result = cell(ip, "--client client --system TERSE --model my-model --max-turns 1", "Go")
+    assert result.stop_reason == "max_turns" and len(client.requests) == 1
+    assert client.requests[0]["system"] == "Answer in one word."
+    assert client.requests[0]["model"] == "my-model"
+    cell(ip, "--client client", "Go on")  # --model and --system are kept for the conversation
+    assert client.requests[1]["system"] == "Answer in one word."
+    assert client.requests[1]["model"] == "my-model"
+
+
+def test_system_as_quoted_text_and_a_task_with_an_apostrophe(ip):
+    client = scripted(ip, ["fine"])
+    ip.run_line_magic("agent", "--client client --system 'Be brief.' What's here?")
+    assert client.requests[0]["system"] == "Be brief."
+    assert client.requests[0]["messages"][0]["content"] == "What's here?"
+
+
+def test_stream_prints_the_text_as_it_arrives(ip, capsys):
+    scripted(ip, ["one two three"])
+    cell(ip, "--client client --stream", "Count")
+    assert "assistant: one two three" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "words"),
+    [
+        ("--max-turns 0", "task", "at least 1"),
+        ("--max-turns lots", "task", "invalid int value"),
+        ("--bogus", "task", "unrecognized arguments: --bogus"),
+        ("--confirm --yes", "task", "choose one"),
+        ("--out 2x", "task", "not a valid Python variable name"),
+        ("--client nobody", "task", "no variable named 'nobody'"),
+        ("--system NOPE", "task", "no variable named 'NOPE'"),
+        ("--model ''", "task", "needs a model name"),
+        ("--offline How many", "files?", "Only options go on the %%agent line"),
+        ("--offline", "   \n", "cell is empty"),
+        ("--mod x", "task", "unrecognized arguments"),  # no abbreviations
+        ("--system 'open", "task", "not closed"),
+    ],
+)
+def test_bad_options_raise_usage_errors_that_say_the_fix(ip, line, body, words):
+    with pytest.raises(UsageError, match=words):
+        cell(ip, line, body)
+
+
+def test_system_must_be_text_and_client_must_be_a_client(ip):
+    ip.user_ns["NUM"] = 3
+    with pytest.raises(UsageError, match="holds a int, not text"):
+        cell(ip, "--offline --system NUM", "task")
+    ip.user_ns["client"] = "not a client"
+    with pytest.raises(UsageError, match="is not a client"):
+        cell(ip, "--client client", "task")
+
+
+def test_line_magic_without_a_task_and_help(ip, capsys):
+    with pytest.raises(UsageError, match="No task given"):
+        ip.run_line_magic("agent", "--offline")
+    assert ip.run_line_magic("agent", "--help") is None
+    out = capsys.readouterr().out
+    for option in ("--model", "--max-turns", "--system", "--step", "--confirm", "--yes"):
+        assert option in out
+    for option in ("--stream", "--new", "--offline", "--out", "--client"):
+        assert option in out
+    assert "%agent save PATH" in out
+
+
+def test_help_follows_the_language(ip, capsys):
+    al.set_language("zh")
+    try:
+        ip.run_line_magic("agent", "--help")
+    finally:
+        al.set_language("en")
+    assert "离线演示模型" in capsys.readouterr().out
+
+
+# --- reset, history, save, load ------------------------------------------------
+
+
+def test_reset_history_save_and_load(ip, tmp_path, capsys):
+    scripted(ip, ["first answer", "second answer"])
+    cell(ip, "--client client", "First")
+    saved = ip.user_ns["_agent"].messages[:]
+    ip.run_line_magic("agent", "history")
+    out = capsys.readouterr().out
+    assert "[0] user" in out and "[1] assistant" in out and "first answer" in out
+
+    ip.run_line_magic("agent", "save 'my chat.json'")
+    assert json.loads((tmp_path / "my chat.json").read_text()) == saved
+    ip.run_line_magic("agent", "reset")
+    assert ip.user_ns["_agent"].messages == []
+    assert "old one had 2 messages" in capsys.readouterr().out
+
+    ip.run_line_magic("agent", 'load "my chat.json"')
+    assert ip.user_ns["_agent"].messages == saved
+    client = ip.user_ns["client"]
+    cell(ip, "--client client", "Second")
+    assert len(client.requests[1]["messages"]) == 3  # the loaded history went with it
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "There is no file"),
+        ("not json", "is not a JSON file"),
+        ('{"role": "user"}', "Input should be a valid list"),
+        ('[{"role": "robot", "content": "hi"}]', "Input should be 'user' or 'assistant'"),
+        (
+            json.dumps(
+                [
+                    {"role": "user", "content": "hi"},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}
+                        ],
+                    },
+                ]
+            ),
+            "without `tool_result` blocks",
+        ),
+    ],
+)
+def test_load_refuses_what_is_not_a_valid_history(ip, tmp_path, content, words):
+    path = tmp_path / "h.json"
+    if content is not None:
+        path.write_text(content)
+    scripted(ip, ["kept"])
+    cell(ip, "--client client", "Keep me")
+    with pytest.raises(UsageError, match=words):
+        ip.run_line_magic("agent", "load h.json")
+    assert len(ip.user_ns["_agent"].messages) == 2  # the conversation is untouched
+
+
+def test_commands_check_their_arguments(ip):
+    with pytest.raises(UsageError, match="needs one file path"):
+        ip.run_line_magic("agent", "save")
+    with pytest.raises(UsageError, match="takes no arguments"):
+        ip.run_line_magic("agent", "reset now")
+
+
+def test_loading_an_empty_history_starts_empty(ip, tmp_path):
+    (tmp_path / "empty.json").write_text("[]")
+    ip.run_line_magic("agent", "load empty.json")
+    assert ip.user_ns["_agent"].messages == []
+
+
+# --- failures: API errors and Ctrl-C ------------------------------------------
+
+
+def test_an_api_error_says_what_happened_and_changes_nothing(ip, capsys):
+    scripted(ip, ["fine", bad_request("messages: something the API disliked")])
+    cell(ip, "--client client", "First")
+    before = ip.user_ns["_agent"].messages[:]
+    result = cell(ip, "--client client", "Second")  # no exception: a message instead
+    err = capsys.readouterr().err
+    assert "The API rejected the request (400): messages: something the API disliked" in err
+    assert "Nothing was added" in err and "Traceback" not in err
+    assert result.stop_reason == "error" and "400" in result.explanation
+    assert ip.user_ns["_agent"].messages == before  # the task was taken back out
+
+
+def test_an_api_error_after_a_tool_turn_keeps_the_valid_part(ip, capsys):
+    scripted(ip, [[tool_use("bash", {"command": "echo hi"})], bad_request("broken")])
+    result = cell(ip, "--client client", "Go")
+    assert result.stop_reason == "error"
+    messages = ip.user_ns["_agent"].messages
+    assert len(messages) == 3 and al.validate(messages) == []
+    assert "keeps what this cell did" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, capsys):
+    client = scripted(
+        ip,
+        [
+            [
+                text("Working."),
+                tool_use("boom", {"why": "test"}),
+                tool_use("bash", {"command": "echo never"}),
+            ],
+            "You stopped me; fine.",
+        ],
+    )
+    ip.user_ns["_agent"] = magic.AgentSession(tools=[boom, al.bash])
+    with pytest.raises(KeyboardInterrupt):
+        cell(ip, "--client client", "Do two things")
+    session = ip.user_ns["_agent"]
+    assert al.validate(session.messages) == []
+    results = session.messages[-1]["content"]
+    assert [r["is_error"] for r in results] == [True, True]
+    assert "Interrupted" in results[1]["content"]
+    assert session.loop.result().stop_reason == "interrupted"
+    assert "agentlab: stopped. The history is still valid (3 messages)" in capsys.readouterr().err
+
+    follow = cell(ip, "--client client", "Never mind")
+    assert follow.text == "You stopped me; fine."
+    assert len(client.requests[1]["messages"]) == 4
+
+
+def test_ctrl_c_while_waiting_for_the_model_takes_the_task_back(ip):
+    scripted(ip, ["ok", KeyboardInterrupt()])
+    cell(ip, "--client client", "First")
+    with pytest.raises(KeyboardInterrupt):
+        cell(ip, "--client client", "Second")
+    messages = ip.user_ns["_agent"].messages
+    assert len(messages) == 2 and al.validate(messages) == []
+
+
+# --- asking before a tool runs ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answers", "expect"),
+    [
+        (["y"], "hi"),
+        (["n too risky"], "Denied by the user: too risky"),
+        ([""], "Denied by the user"),
+        (["e echo edited"], "edited"),
+    ],
+)
+def test_confirm_asks_with_input_in_a_terminal(ip, monkeypatch, answers, expect):
+    asked = []
+    replies = iter(answers)
+
+    def fake_input(prompt=""):
+        asked.append(prompt)
+        return next(replies)
+
+    monkeypatch.setattr(builtins, "input", fake_input)
+    scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "done"])
+    cell(ip, "--client client --confirm", "Say hi")
+    assert len(asked) == 1
+    result = ip.user_ns["_agent"].messages[2]["content"][0]
+    assert expect in result["content"]
+
+
+def test_confirm_by_default_and_yes_to_skip(ip, monkeypatch):
+    monkeypatch.setattr(builtins, "input", lambda prompt="": pytest.fail("asked"))
+    magics = ip.magics_manager.registry["AgentMagics"]
+    monkeypatch.setattr(magics, "confirm", True)
+    scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "done"])
+    result = cell(ip, "--client client --yes", "Say hi")
+    assert result.messages[2]["content"][0]["content"].strip() == "hi"
+
+
+# --- where the output goes ------------------------------------------------------------
+
+
+def test_a_live_view_in_a_kernel_ends_as_a_one_line_summary(ip, monkeypatch):
+    monkeypatch.setattr(magic, "frontend", lambda shell: "live")
+    with capture_output() as captured:
+        result = cell(ip, "--offline", "How many .py files are here?")
+    shown = [o.data["text/plain"] for o in captured.outputs]
+    assert any("$ find . -name '*.py'" in s for s in shown)  # the transcript, while it ran
+    assert shown[-1] == (
+        "agentlab · agentlab-demo · 2 request(s) · 1 tool call(s) · stop_reason end_turn"
+    )
+    assert "$ find" not in captured.stdout  # nothing printed beside the view
+    assert result.stop_reason == "end_turn"
+
+
+def test_frontend_tells_a_kernel_from_a_terminal(ip):
+    class ZMQInteractiveShell:
+        kernel = object()
+
+    class Shell(ZMQInteractiveShell):  # Colab and others subclass it
+        pass
+
+    assert magic.frontend(ip) == "text"
+    assert magic.frontend(Shell()) in ("live", "widgets")
+    assert magic.frontend(Shell()) == ("widgets" if magic._views() else "live")
+
+
+# --- loading and unloading ------------------------------------------------------------
+
+
+def test_unload_removes_the_magic_and_load_brings_it_back(ip):
+    ip.run_line_magic("unload_ext", "agentlab")
+    assert "agent" not in ip.magics_manager.magics["line"]
+    assert "agent" not in ip.magics_manager.magics["cell"]
+    with pytest.raises(UsageError):
+        ip.run_line_magic("agent", "--help")
+    ip.run_line_magic("load_ext", "agentlab")
+    assert cell(ip, "--offline", "How many .py files are here?").stop_reason == "end_turn"
+
+
+# --- the pieces ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "expect"),
+    [
+        ("plain", "plain"),
+        ("{n} files", "3 files"),
+        ("{{n}} stays", "{n} stays"),
+        ("{d[k]} and {s.upper}", "v and <built-in"),
+        ("{n:03d}", "003"),
+    ],
+)
+def test_fill_task(task, expect):
+    ns = {"n": 3, "d": {"k": "v"}, "s": "x"}
+    assert magic.fill_task(task, ns).startswith(expect)
+
+
+@pytest.mark.parametrize(
+    ("task", "words"),
+    [
+        ("{missing}", "no variable named 'missing'"),
+        ('write {"a": 1}', "is not a variable name"),
+        ("empty {}", "is not a variable name"),
+        ("{0}", "is not a variable name"),
+        ("{n.__class__}", "is not a variable name"),
+        ("open { brace", "do not match"),
+        ("close } brace", "do not match"),
+    ],
+)
+def test_fill_task_errors(task, words):
+    with pytest.raises(UsageError, match=words):
+        magic.fill_task(task, {"n": 1})
+
+
+def test_split_line_keeps_the_task_as_typed():
+    takes = {"--model", "--system"}
+    assert magic.split_line("--model m  What's  here? --x", takes) == (
+        ["--model", "m"],
+        "What's  here? --x",
+    )
+    assert magic.split_line('--system "be brief" --new go', takes) == (
+        ["--system", "be brief", "--new"],
+        "go",
+    )
+    assert magic.split_line("--new -- -5 degrees?", takes) == (["--new"], "-5 degrees?")
+    assert magic.split_line("", takes) == ([], "")
