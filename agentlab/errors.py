@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["RequestError", "explain_error"]
+import sys
+
+from agentlab.i18n import t
+
+__all__ = ["RequestError", "explain_error", "is_request_failure"]
 
 
 class RequestError(RuntimeError):
@@ -19,6 +23,26 @@ class RequestError(RuntimeError):
         self.status_code: int | None = getattr(cause, "status_code", None)
 
 
+def is_request_failure(exc: BaseException) -> bool:
+    """Did the model request itself fail?
+
+    True for the SDK's errors (``anthropic.APIError``: status errors, no
+    connection, timeouts, an error event mid-stream) and for a connection that
+    breaks in the middle of a streamed reply, which the SDK passes on as the
+    HTTP library's own ``TransportError``. Anything else is a bug to see, not
+    a failed request.
+    """
+    import anthropic
+
+    if isinstance(exc, anthropic.APIError):
+        return True
+    for name in ("httpx2", "httpx"):  # only if already loaded: the SDK imported it
+        module = sys.modules.get(name)
+        if module is not None and isinstance(exc, module.TransportError):
+            return True
+    return False
+
+
 def _api_message(exc: BaseException) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -28,35 +52,34 @@ def _api_message(exc: BaseException) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+def _retries(exc: BaseException) -> str:
+    """The ", after N retries" phrase when the SDK retried before giving up (read from the
+    ``x-stainless-retry-count`` header of its last attempt)."""
+    try:
+        request = getattr(exc, "request", None)
+        n = int(request.headers.get("x-stainless-retry-count", 0)) if request is not None else 0
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return ""
+    return t("error.retried", n=n) if n > 0 else ""
+
+
 def explain_error(exc: BaseException) -> str:
     """One or two plain sentences for an exception raised by ``client.messages.create``."""
     import anthropic
 
     status = getattr(exc, "status_code", None)
     msg = _api_message(exc)
+    retried = _retries(exc)
     if isinstance(exc, anthropic.APITimeoutError):
-        return "The request timed out before the model answered. Try again, or raise the client's timeout."
+        return t("error.timeout", retried=retried)
     if isinstance(exc, anthropic.APIConnectionError):
-        return (
-            "Could not reach the API server (no connection). Check your network, or "
-            "ANTHROPIC_BASE_URL if you set one; agentlab.connect(offline=True) works without one."
-        )
-    if status == 400:
-        return f"The API rejected the request (400): {msg}"
-    if status == 401:
-        return "The API key is missing or wrong (401). Check ANTHROPIC_API_KEY."
-    if status == 403:
-        return f"This key may not do that (403 permission error): {msg}"
-    if status == 404:
-        return f"Not found (404), usually a misspelt model name: {msg}"
-    if status == 413:
-        return "The request is too large (413). Start a shorter conversation or trim the history."
-    if status == 429:
-        return "Too many requests (429, rate limit). Wait a little and try again; the SDK already retried."
-    if status == 529:
-        return "The API is overloaded (529). Try again in a moment; the SDK already retried."
-    if isinstance(status, int) and status >= 500:
-        return f"The API had an internal error ({status}). Try again; the SDK already retried."
+        return t("error.connection", retried=retried)
+    if not isinstance(exc, anthropic.APIError) and is_request_failure(exc):
+        return t("error.stream_cut", msg=msg)
     if status == 200:  # an error event in the middle of a stream
-        return f"The stream broke off with an error: {msg}. Nothing was added to the history; try again."
-    return f"The request failed: {type(exc).__name__}: {msg}"
+        return t("error.stream_error", msg=msg)
+    if status in (400, 401, 403, 404, 413, 429, 529):
+        return t(f"error.{status}", msg=msg, retried=retried)
+    if isinstance(status, int) and status >= 500:
+        return t("error.5xx", status=status, msg=msg, retried=retried)
+    return t("error.other", name=type(exc).__name__, msg=msg)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentlab.errors import RequestError, explain_error
+from agentlab.errors import RequestError, explain_error, is_request_failure
 from agentlab.history import HistoryError, as_dict, blocks, check_next
 from agentlab.i18n import t
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
@@ -86,6 +86,7 @@ def request(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     stream: bool = False,
     on_text: Callable[[str], None] | None = None,
+    cache: bool = False,
     **params: Any,
 ) -> Message:
     """Ask the model once. Never changes ``messages``.
@@ -93,7 +94,8 @@ def request(
     ``tools`` may hold agentlab Tools and raw tool-definition dicts alike.
     With ``stream=True`` the SDK's streaming helper is used and each piece of
     text is passed to ``on_text`` as it arrives; the complete ``Message`` is
-    returned either way.
+    returned either way. ``cache=True`` asks the API to cache the prompt
+    (top-level ``cache_control``), so the next turn reads the history it resends.
     """
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
@@ -104,6 +106,8 @@ def request(
         body["system"] = system
     if tools:
         body["tools"] = tools if _prebuilt(tools) else tool_params(tools)
+    if cache:
+        body["cache_control"] = {"type": "ephemeral"}
     body.update(params)
     if not stream:
         return client.messages.create(**body)
@@ -425,6 +429,9 @@ class AgentLoop:
         approve: Callable[[Any], Any] | None = None,
         stream: bool = False,
         on_event: Callable[[Event], None] | None = None,
+        max_total_tokens: int | None = None,
+        max_cost: float | None = None,
+        cache: bool = False,
         **params: Any,
     ):
         if client is None:
@@ -448,6 +455,7 @@ class AgentLoop:
         self._table = tool_table(self.tools)
         self.system, self.model, self.max_tokens = system, model, max_tokens
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
+        self.max_total_tokens, self.max_cost, self.cache = max_total_tokens, max_cost, cache
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
         self._start = len(self.messages)
         self._initial = list(self.messages)
@@ -513,6 +521,13 @@ class AgentLoop:
         if self.turns >= self.max_turns:
             self._finish("max_turns", t("decide.max_turns", n=self.max_turns))
             return
+        if self.max_total_tokens is not None or self.max_cost is not None:
+            from agentlab.usage import over_budget
+
+            what = over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
+            if what:
+                self._finish("budget", t("decide.budget", what=what))
+                return
         self._emit("request", turn=self.turns + 1)
         try:
             response = request(
@@ -524,12 +539,11 @@ class AgentLoop:
                 max_tokens=self.max_tokens,
                 stream=self.stream,
                 on_text=lambda text: self._emit("text", text=text),
+                cache=self.cache,
                 **self.params,
             )
         except Exception as e:
-            import anthropic
-
-            if not isinstance(e, anthropic.APIError):
+            if not is_request_failure(e):
                 raise
             self.error = RequestError(explain_error(e), e)
             self._emit("error", error=self.error)
