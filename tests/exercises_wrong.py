@@ -1,0 +1,602 @@
+"""Wrong answers students really write, one per function, with the scenario that
+must catch it and the lesson idea its hint must name.
+
+``tests/test_exercises.py`` checks each of them: the report must fail, list
+that scenario among its failures, and give that idea's hint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class Wrong:
+    exercise: str
+    scenario: str  # must be among the failures
+    idea: str  # the idea that failure's hint names
+    fn: Callable[..., Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.exercise}-{self.fn.__name__}"
+
+
+WRONG: list[Wrong] = []
+
+
+def wrong(
+    exercise: str, scenario: str, idea: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        WRONG.append(Wrong(exercise, scenario, idea, fn))
+        return fn
+
+    return register
+
+
+# ---------------------------------------------------------------------------
+# first_message(query)
+# ---------------------------------------------------------------------------
+
+
+@wrong("first_message", "simple", "history")
+def returns_the_whole_history(query):
+    return [{"role": "user", "content": query}]
+
+
+@wrong("first_message", "simple", "history")
+def system_role(query):
+    return {"role": "system", "content": query}
+
+
+@wrong("first_message", "simple", "history")
+def text_key_instead_of_content(query):
+    return {"role": "user", "text": query}
+
+
+@wrong("first_message", "simple", "history")
+def json_string(query):
+    return json.dumps({"role": "user", "content": query})
+
+
+@wrong("first_message", "simple", "history")
+def adds_a_prefix(query):
+    return {"role": "user", "content": f"Task: {query}"}
+
+
+@wrong("first_message", "exact_text", "history")
+def strips_the_query(query):
+    return {"role": "user", "content": [{"type": "text", "text": query.strip()}]}
+
+
+_FIRST: dict[str, Any] = {"role": "user"}
+
+
+@wrong("first_message", "new_each_time", "history")
+def one_shared_dict(query):
+    _FIRST["content"] = query
+    return _FIRST
+
+
+# ---------------------------------------------------------------------------
+# decide(response)
+# ---------------------------------------------------------------------------
+
+
+@wrong("decide", "cut_off_call", "cut_off")
+def execute_when_a_tool_use_block_appears(response):
+    if any(block.type == "tool_use" for block in response.content):
+        return "execute"
+    return "stop"
+
+
+@wrong("decide", "refusal", "stop_rule")
+def stop_only_on_end_turn(response):
+    if response.stop_reason == "end_turn":
+        return "stop"
+    return "execute"
+
+
+@wrong("decide", "pause_turn", "pause_turn")
+def pause_turn_forgotten(response):
+    return "execute" if response.stop_reason == "tool_use" else "stop"
+
+
+@wrong("decide", "pause_turn", "pause_turn")
+def pause_turn_runs_tools(response):
+    return "execute" if response.stop_reason in ("tool_use", "pause_turn") else "stop"
+
+
+@wrong("decide", "tool_use", "model_decides")
+def returns_a_bool(response):
+    return response.stop_reason == "tool_use"
+
+
+@wrong("decide", "end_turn", "stop_rule")
+def reads_the_reply_like_a_dict(response):
+    return "execute" if response["stop_reason"] == "tool_use" else "stop"
+
+
+# ---------------------------------------------------------------------------
+# tool_result(block, output)
+# ---------------------------------------------------------------------------
+
+
+@wrong("tool_result", "basic", "pair_by_id")
+def id_key_instead_of_tool_use_id(block, output):
+    return {"type": "tool_result", "id": block.id, "content": output}
+
+
+@wrong("tool_result", "basic", "pair_by_id")
+def pairs_by_tool_name(block, output):
+    return {"type": "tool_result", "tool_use_id": block.name, "content": output}
+
+
+@wrong("tool_result", "pairs_by_id", "pair_by_id")
+def first_id_for_every_result(block, output):
+    return {"type": "tool_result", "tool_use_id": "toolu_01Dt", "content": output}
+
+
+@wrong("tool_result", "basic", "result_shape")
+def wraps_it_in_a_user_message(block, output):
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": block.id, "content": output}],
+    }
+
+
+@wrong("tool_result", "basic", "result_shape")
+def echoes_the_command(block, output):
+    return {"type": "tool_result", "tool_use_id": block.id, "content": block.input["command"]}
+
+
+@wrong("tool_result", "output_unchanged", "result_shape")
+def strips_the_output(block, output):
+    return {"type": "tool_result", "tool_use_id": block.id, "content": output.strip()}
+
+
+# ---------------------------------------------------------------------------
+# run_tools(response, run_bash)
+# ---------------------------------------------------------------------------
+
+
+@wrong("run_tools", "parallel_calls", "every_call")
+def only_the_first_tool_use(response, run_bash):
+    block = next(b for b in response.content if b.type == "tool_use")
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": block.id,
+            "content": run_bash(block.input["command"]),
+        }
+    ]
+
+
+@wrong("run_tools", "unknown_tool", "unknown_tool")
+def runs_every_tool_with_bash(response, run_bash):
+    return [
+        {"type": "tool_result", "tool_use_id": b.id, "content": run_bash(b.input["command"])}
+        for b in response.content
+        if b.type == "tool_use"
+    ]
+
+
+@wrong("run_tools", "unknown_tool", "unknown_tool")
+def skips_unknown_tools(response, run_bash):
+    return [
+        {"type": "tool_result", "tool_use_id": b.id, "content": run_bash(b.input["command"])}
+        for b in response.content
+        if b.type == "tool_use" and b.name == "bash"
+    ]
+
+
+@wrong("run_tools", "failing_tool", "tool_fails")
+def lets_a_failing_tool_crash(response, run_bash):
+    results = []
+    for b in response.content:
+        if b.type == "tool_use":
+            if b.name != "bash":
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": "unknown",
+                        "is_error": True,
+                    }
+                )
+            else:
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": run_bash(b.input["command"]),
+                    }
+                )
+    return results
+
+
+@wrong("run_tools", "one_call", "pair_by_id")
+def counts_its_own_ids(response, run_bash):
+    calls = [b for b in response.content if b.type == "tool_use"]
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": f"toolu_{i}",
+            "content": run_bash(b.input["command"]),
+        }
+        for i, b in enumerate(calls)
+    ]
+
+
+@wrong("run_tools", "one_call", "result_shape")
+def returns_a_user_message(response, run_bash):
+    results = [
+        {"type": "tool_result", "tool_use_id": b.id, "content": run_bash(b.input["command"])}
+        for b in response.content
+        if b.type == "tool_use"
+    ]
+    return {"role": "user", "content": results}
+
+
+@wrong("run_tools", "text_between_calls", "only_tool_use")
+def keeps_the_text_blocks(response, run_bash):
+    out = []
+    for b in response.content:
+        if b.type == "tool_use":
+            out.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b.id,
+                    "content": run_bash(b.input["command"]),
+                }
+            )
+        else:
+            out.append({"type": "text", "text": b.text})
+    return out
+
+
+@wrong("run_tools", "one_call", "command")
+def passes_the_input_dict(response, run_bash):
+    out = []
+    for b in response.content:
+        if b.type == "tool_use":
+            try:
+                output, is_error = run_bash(b.input), False
+            except Exception as e:
+                output, is_error = str(e), True
+            out.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b.id,
+                    "content": output,
+                    "is_error": is_error,
+                }
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# append_results(messages, results)
+# ---------------------------------------------------------------------------
+
+
+@wrong("append_results", "one_result", "results_user")
+def results_in_an_assistant_message(messages, results):
+    messages.append({"role": "assistant", "content": results})
+
+
+@wrong("append_results", "parallel_results", "one_message")
+def one_message_per_result(messages, results):
+    for result in results:
+        messages.append({"role": "user", "content": [result]})
+
+
+@wrong("append_results", "one_result", "in_place")
+def returns_a_new_list(messages, results):
+    return messages + [{"role": "user", "content": results}]
+
+
+@wrong("append_results", "one_result", "results_first")
+def text_before_the_results(messages, results):
+    messages.append(
+        {"role": "user", "content": [{"type": "text", "text": "Here are the results:"}] + results}
+    )
+
+
+@wrong("append_results", "one_result", "results_user")
+def appends_the_bare_list(messages, results):
+    messages.append(results)
+
+
+@wrong("append_results", "one_result", "results_user")
+def extends_with_the_blocks(messages, results):
+    messages.extend(results)
+
+
+@wrong("append_results", "one_result", "results_user")
+def adds_them_to_the_assistant_message(messages, results):
+    messages[-1]["content"].extend(results)
+
+
+@wrong("append_results", "parallel_results", "results_user")
+def drops_is_error(messages, results):
+    clean = [
+        {"type": r["type"], "tool_use_id": r["tool_use_id"], "content": r["content"]}
+        for r in results
+    ]
+    messages.append({"role": "user", "content": clean})
+
+
+# ---------------------------------------------------------------------------
+# agent_loop(client, messages, tools, run_bash)
+# ---------------------------------------------------------------------------
+
+
+def _ask(client, messages, tools):
+    return client.messages.create(model=MODEL, max_tokens=8000, messages=messages, tools=tools)
+
+
+def _results(response, run_bash, ids=None):
+    calls = [b for b in response.content if b.type == "tool_use"]
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": ids(i) if ids else b.id,
+            "content": run_bash(b.input["command"]),
+        }
+        for i, b in enumerate(calls)
+    ]
+
+
+@wrong("agent_loop", "refusal", "stop_rule")
+def loop_stops_only_on_end_turn(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason == "end_turn":
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "parallel_calls", "every_call")
+def loop_runs_only_the_first_call(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)[:1]})
+
+
+@wrong("agent_loop", "one_call", "results_user")
+def loop_results_as_assistant(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        messages.append({"role": "assistant", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "one_call", "save_reply")
+def loop_forgets_the_reply(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        if response.stop_reason != "tool_use":
+            messages.append({"role": "assistant", "content": response.content})
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "one_call", "save_reply")
+def loop_saves_the_reply_after_the_results(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        if response.stop_reason != "tool_use":
+            messages.append({"role": "assistant", "content": response.content})
+            return
+        results = _results(response, run_bash)
+        messages.append({"role": "user", "content": results})
+        messages.append({"role": "assistant", "content": response.content})
+
+
+@wrong("agent_loop", "one_call", "results_first")
+def loop_text_before_results(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        note = {"type": "text", "text": "Tool output follows."}
+        messages.append({"role": "user", "content": [note] + _results(response, run_bash)})
+
+
+@wrong("agent_loop", "one_call", "pair_by_id")
+def loop_mismatched_ids(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        messages.append(
+            {"role": "user", "content": _results(response, run_bash, ids=lambda i: f"call_{i}")}
+        )
+
+
+@wrong("agent_loop", "cut_off_call", "cut_off")
+def loop_stops_when_no_calls(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        results = _results(response, run_bash)
+        if not results:
+            return
+        messages.append({"role": "user", "content": results})
+
+
+@wrong("agent_loop", "answer_without_tools", "stop_rule")
+def loop_never_stops(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        results = _results(response, run_bash)
+        if results:
+            messages.append({"role": "user", "content": results})
+
+
+@wrong("agent_loop", "one_call", "in_place")
+def loop_rebinds_the_history(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages = messages + [{"role": "assistant", "content": response.content}]
+        if response.stop_reason != "tool_use":
+            return
+        messages = messages + [{"role": "user", "content": _results(response, run_bash)}]
+
+
+@wrong("agent_loop", "answer_without_tools", "send_tools")
+def loop_without_tools(client, messages, tools, run_bash):
+    while True:
+        response = client.messages.create(model=MODEL, max_tokens=8000, messages=messages)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "pause_turn", "pause_turn")
+def loop_treats_pause_turn_as_tool_use(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason not in ("tool_use", "pause_turn"):
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+# ---------------------------------------------------------------------------
+# guarded_loop(client, messages, tools, run_bash, max_turns, approve)
+# ---------------------------------------------------------------------------
+
+
+def _guarded(
+    *,
+    turns: Callable[[int], range] = range,
+    ask: Callable[[Any], Any] = lambda block: block.input,
+    honour_denial: bool = True,
+    answer_denial: bool = True,
+    denial_is_error: bool = True,
+    pause_continues: bool = True,
+    answer_cut_off: bool = True,
+    count_calls: bool = False,
+) -> Callable[..., None]:
+    """The reference guarded loop with one thing done wrong."""
+
+    def guarded_loop(client, messages, tools, run_bash, max_turns, approve):
+        calls_made = 0
+        for _ in turns(max_turns):
+            if count_calls and calls_made >= max_turns:
+                return
+            response = _ask(client, messages, tools)
+            messages.append({"role": "assistant", "content": response.content})
+            calls = [b for b in response.content if b.type == "tool_use"]
+            if response.stop_reason == "pause_turn" and pause_continues:
+                continue
+            if response.stop_reason != "tool_use":
+                if calls and answer_cut_off:
+                    cut = [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b.id,
+                            "content": "Not run.",
+                            "is_error": True,
+                        }
+                        for b in calls
+                    ]
+                    messages.append({"role": "user", "content": cut})
+                return
+            results = []
+            for b in calls:
+                calls_made += 1
+                if b.name != "bash":
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": b.id,
+                            "content": "Unknown tool.",
+                            "is_error": True,
+                        }
+                    )
+                elif not approve(ask(b)) and honour_denial:
+                    if answer_denial:
+                        denied = {
+                            "type": "tool_result",
+                            "tool_use_id": b.id,
+                            "content": "Denied by the user.",
+                        }
+                        if denial_is_error:
+                            denied["is_error"] = True
+                        results.append(denied)
+                else:
+                    try:
+                        results.append(
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": b.id,
+                                "content": run_bash(b.input["command"]),
+                            }
+                        )
+                    except Exception as e:
+                        results.append(
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": b.id,
+                                "content": str(e),
+                                "is_error": True,
+                            }
+                        )
+            messages.append({"role": "user", "content": results})
+
+    return guarded_loop
+
+
+def _add(scenario: str, idea: str, name: str, fn: Callable[..., None]) -> None:
+    fn.__name__ = name
+    WRONG.append(Wrong("guarded_loop", scenario, idea, fn))
+
+
+_add("denied_call", "approval", "runs_a_denied_call", _guarded(honour_denial=False))
+_add("mixed_approval", "approval", "leaves_a_denied_call_unanswered", _guarded(answer_denial=False))
+_add("denied_call", "approval", "denial_without_is_error", _guarded(denial_is_error=False))
+_add("approved_call", "approval", "asks_approve_with_the_block", _guarded(ask=lambda block: block))
+_add("max_turns", "max_turns", "one_turn_too_many", _guarded(turns=lambda n: range(n + 1)))
+_add("max_turns", "max_turns", "one_turn_too_few", _guarded(turns=lambda n: range(n - 1)))
+_add("max_turns", "max_turns", "counts_tool_calls", _guarded(count_calls=True))
+_add("pause_turn", "pause_turn", "stops_at_pause_turn", _guarded(pause_continues=False))
+_add(
+    "cut_off_call", "cut_off", "leaves_the_cut_off_call_unanswered", _guarded(answer_cut_off=False)
+)
+
+
+@wrong("guarded_loop", "cut_off_call", "cut_off")
+def guarded_runs_the_cut_off_call(client, messages, tools, run_bash, max_turns, approve):
+    for _ in range(max_turns):
+        response = _ask(client, messages, tools)
+        messages.append({"role": "assistant", "content": response.content})
+        calls = [b for b in response.content if b.type == "tool_use"]
+        if not calls:
+            return
+        results = []
+        for b in calls:
+            ok = approve(b.input)
+            content = run_bash(b.input["command"]) if ok else "Denied."
+            results.append(
+                {"type": "tool_result", "tool_use_id": b.id, "content": content, "is_error": not ok}
+            )
+        messages.append({"role": "user", "content": results})

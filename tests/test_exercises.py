@@ -1,0 +1,293 @@
+"""The exercise checkers: they pass the reference, catch the mistakes students
+really make with the right hint, and cannot be broken by the student's code."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from exercises_wrong import WRONG, Wrong
+
+from agentlab.exercises import check, list_exercises, reference
+from agentlab.exercises.scenarios import SCENARIOS
+from agentlab.exercises.strings import EN, ZH
+from agentlab.i18n import set_language
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = 0.5  # seconds per scenario: plenty for scripted replies, short for endless loops
+
+CONTRACT = {
+    "first_message": "first_message(query: str) -> dict",
+    "decide": "decide(response) -> str",
+    "tool_result": "tool_result(block, output: str) -> dict",
+    "run_tools": "run_tools(response, run_bash) -> list[dict]",
+    "append_results": "append_results(messages: list, results: list[dict]) -> None",
+    "agent_loop": "agent_loop(client, messages, tools, run_bash) -> None",
+    "guarded_loop": "guarded_loop(client, messages, tools, run_bash, max_turns: int, approve) -> None",
+}
+
+
+# -- the list and the reference --------------------------------------------------
+
+
+def test_list_exercises_is_the_contract_in_the_lessons_order():
+    exercises = list_exercises()
+    assert [(e.name, e.signature) for e in exercises] == list(CONTRACT.items())
+    assert [e.number for e in exercises] == list(range(1, 8))
+    for e in exercises:
+        assert e.task and e.title and e.idea_title and e.points > 0
+        assert e.scenarios == [s.name for s in SCENARIOS[e.name]]
+    assert "| 6. agent_loop |" in exercises._repr_markdown_()
+
+
+@pytest.mark.parametrize("name", list(CONTRACT))
+def test_the_reference_solution_passes(name):
+    report = check(name, getattr(reference, name), timeout=FAST)
+    assert report.passed, str(report)
+    assert report.failures == [] and report.score(3) == 3.0
+    assert "all" in report.summary()
+
+
+def test_every_required_kind_of_scenario_is_there():
+    names = {s.name for scenarios in SCENARIOS.values() for s in scenarios}
+    for wanted in (
+        "parallel_calls",
+        "unknown_tool",
+        "failing_tool",
+        "cut_off_call",
+        "pause_turn",
+        "refusal",
+        "max_tokens",
+        "context_window",
+        "unknown_stop_reason",
+        "stop_sequence",
+    ):
+        assert wanted in names
+    assert len(SCENARIOS["decide"]) == 10  # every stop reason, and a cut-off tool call
+
+
+def test_the_lessons_loop_passes_with_notes_for_what_a_real_harness_must_handle():
+    report = check("agent_loop", reference.agent_loop, timeout=FAST)
+    assert report.passed
+    cut_off = next(r for r in report.results if r.scenario == "cut_off_call")
+    assert cut_off.passed and any("max_tokens" in n and "real harness" in n for n in cut_off.notes)
+    assert any("pause_turn" in n for n in report.notes)
+    assert "what a real harness must handle" in str(report)
+    # the guarded loop handles both, so it gets no notes
+    assert check("guarded_loop", reference.guarded_loop, timeout=FAST).notes == []
+
+
+# -- wrong answers students really write ---------------------------------------------
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=[w.id for w in WRONG])
+def test_a_real_mistake_fails_with_the_right_hint(wrong: Wrong):
+    report = check(wrong.exercise, wrong.fn, timeout=FAST)
+    assert not report.passed
+    failed = {r.scenario: r for r in report.failures}
+    assert wrong.scenario in failed, str(report)
+    result = failed[wrong.scenario]
+    assert result.idea == wrong.idea, str(report)
+    assert result.hint == EN[f"ex.hint.{wrong.idea}"]
+    assert result.expected and result.happened
+    assert report.score(3) < 3
+    assert "all" not in report.summary()  # never "all passed" while a check failed
+
+
+def test_at_least_three_real_mistakes_per_exercise():
+    for name in CONTRACT:
+        assert len([w for w in WRONG if w.exercise == name]) >= 3, name
+
+
+# -- the student's code cannot break the checker -------------------------------------
+
+
+def test_an_exception_is_reported_with_the_students_line():
+    def decide(response):
+        raise ValueError("boom <b>")
+
+    report = check("decide", decide, timeout=FAST)
+    assert not report.passed and len(report.failures) == 10
+    first = report.failures[0]
+    assert "ValueError: boom <b>" in first.happened
+    assert 'raise ValueError("boom <b>")' in first.happened
+    assert "boom &lt;b&gt;" in report._repr_html_() and "<b>" not in report._repr_html_()
+
+
+def test_an_endless_loop_is_stopped_at_the_time_limit():
+    def decide(response):
+        while True:
+            pass
+
+    report = check("decide", decide, timeout=0.2)
+    assert not report.passed
+    assert all("still running after 0.2 s" in r.happened for r in report.results)
+    assert not any(r.stuck for r in report.results)  # the thread was stopped each time
+
+
+def test_a_function_stuck_in_c_code_is_reported_and_the_rest_skipped():
+    release = threading.Event()
+
+    def decide(response):
+        release.wait()  # blocked in a lock: cannot be interrupted from outside
+
+    try:
+        report = check("decide", decide, timeout=0.2)
+    finally:
+        release.set()
+    first, rest = report.results[0], report.results[1:]
+    assert first.stuck and "still running" in first.happened
+    assert all("not run" in r.happened for r in rest)
+    assert not report.passed and report.score(2) == 0
+
+
+def test_a_loop_that_swallows_errors_and_keeps_asking_is_ended_by_the_client():
+    def agent_loop(client, messages, tools, run_bash):
+        while True:
+            try:
+                response = client.messages.create(
+                    model="m", max_tokens=100, messages=messages, tools=tools
+                )
+                messages.append({"role": "assistant", "content": response.content})
+            except Exception:
+                pass
+
+    report = check("agent_loop", agent_loop, timeout=5)
+    assert not report.passed
+    assert not any(r.stuck or "still running" in r.happened for r in report.results)
+
+
+@pytest.mark.parametrize(
+    ("returned", "words"),
+    [
+        (True, "returned a value of type bool: True"),
+        (None, "returned a value of type NoneType: None"),
+        (42, "returned a value of type int: 42"),
+    ],
+)
+def test_a_wrong_type_is_reported(returned, words):
+    report = check("decide", lambda response: returned, timeout=FAST)
+    assert not report.passed
+    assert words in report.failures[0].happened
+
+
+def test_prints_are_captured_and_capped():
+    def first_message(query):
+        print("x" * 10_000)
+        return {"role": "user", "content": query}
+
+    report = check("first_message", first_message, timeout=FAST)
+    assert report.passed
+    printed = report.results[0].printed
+    assert printed.startswith("xxx") and "more characters" in printed and len(printed) < 2100
+
+
+def test_not_a_function_or_the_wrong_parameters_is_a_problem_not_a_crash():
+    report = check("decide", None)
+    assert not report.passed and "check('decide', decide)" in report.problem
+    assert "decide(response) -> str" in check("decide", lambda: "stop").problem
+    with pytest.raises(ValueError, match="no exercise named"):
+        check("decid", lambda r: "stop")
+
+
+def test_the_stub_says_not_written_yet_and_lists_what_will_be_checked():
+    def run_tools(response, run_bash):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    report = check("run_tools", run_tools, timeout=FAST)
+    assert not report.passed and report.score(3) == 0.0
+    assert "not written yet" in report.problem
+    text = str(report)
+    assert "parallel_calls" in text and "expected:" not in text
+
+
+def test_a_checker_that_cannot_judge_the_value_fails_never_passes():
+    class Weird(dict):
+        def get(self, key, default=None):
+            raise RuntimeError("no")
+
+    report = check("first_message", lambda q: Weird(role="user", content=q), timeout=FAST)
+    assert not report.passed
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def test_student_and_model_text_is_escaped_everywhere():
+    def first_message(query):
+        return {"role": "user", "content": "<script>alert(1)</script> `x` *y*"}
+
+    report = check("first_message", first_message, timeout=FAST)
+    page = report._repr_html_()
+    assert "<script>" not in page and html.escape("<script>") in page
+    # In Markdown, student text sits only inside code fences, where it is shown as text.
+    markdown = re.sub(r"(?ms)^\s*(`{3,})text$.*?^\s*\1$", "", report._repr_markdown_())
+    assert "<script>" in report._repr_markdown_() and "<script>" not in markdown
+    assert "<script>" in str(report)  # plain text stays plain
+
+
+def test_repr_is_short_and_the_same_every_time():
+    a = check("decide", reference.decide, timeout=FAST)
+    b = check("decide", lambda r: "stop", timeout=FAST)
+    assert repr(a) == "Report('decide', passed=True, scenarios=10/10)"
+    assert repr(b) == "Report('decide', passed=False, scenarios=7/10)"
+    assert a._repr_html_() == check("decide", reference.decide)._repr_html_()
+
+
+def test_the_same_failure_everywhere_is_shown_once():
+    report = check("decide", lambda r: r["stop_reason"], timeout=FAST)
+    assert str(report).count("not subscriptable") == 1
+    assert "The same happened in:" in str(report)
+
+
+def test_reports_speak_chinese_too():
+    assert set(ZH) == set(EN)
+    set_language("zh")
+    try:
+        report = check("decide", lambda r: "stop", timeout=FAST)
+        assert "个场景中通过了" in str(report)
+        assert "提示" in report._repr_html_()
+    finally:
+        set_language("en")
+
+
+def test_texts_are_valid_format_strings_in_both_languages():
+    import string
+
+    for table in (EN, ZH):
+        for key, text in table.items():
+            fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+            assert fields == {f for _, f, _, _ in string.Formatter().parse(EN[key]) if f}, key
+
+
+# -- the notebooks are made from one source ------------------------------------------
+
+
+def test_committed_notebooks_are_what_the_generator_makes():
+    from agentlab.exercises.notebooks import build, comparable
+
+    made = build()
+    assert len(made) == 14
+    for path, notebook in made.items():
+        committed = json.loads((ROOT / path).read_text("utf-8"))
+        assert comparable(committed) == comparable(notebook), (
+            f"{path} is out of date: run python tools/make_exercises.py"
+        )
+
+
+def test_student_notebooks_have_stubs_and_solutions_have_the_reference():
+    from agentlab.exercises.notebooks import build
+
+    made = build()
+    for e in list_exercises():
+        stem = f"{e.number:02d}_{e.name}.ipynb"
+        student = "".join(c.source for c in made[f"notebooks/exercises/{stem}"].cells)
+        solution = "".join(c.source for c in made[f"notebooks/solutions/{stem}"].cells)
+        assert "raise NotImplementedError()" in student and "BEGIN SOLUTION" not in student
+        assert "### BEGIN SOLUTION" in solution and "NotImplementedError" not in solution
+        assert f'check("{e.name}", {e.name})' in student
