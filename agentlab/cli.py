@@ -31,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
         "--workspace", action="store_true", help="run commands in a fresh temporary folder"
     )
     run.add_argument("--save", metavar="PATH", help="write the history to PATH as JSON")
+    from agentlab import lessons
+
+    lessons.add_arguments(
+        sub.add_parser("lessons", help="copy the lessons into a folder and open JupyterLab")
+    )
     return p
 
 
@@ -151,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "lessons":
+        from agentlab import lessons
+
+        return lessons.run(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
