@@ -208,7 +208,7 @@ def _views() -> Any:
         views = importlib.import_module("agentlab.widgets")
     except ImportError:
         return None
-    return views if hasattr(views, "HistoryView") else None
+    return views if hasattr(views, "HistoryView") and hasattr(views, "LoopView") else None
 
 
 # ---------------------------------------------------------------------------
@@ -327,10 +327,9 @@ class _WidgetLive(_Live):
         self.stream.layout.display = "" if self.text else "none"
 
     def close(self) -> None:
+        self.history.close()  # stops following the loop
+        self.stream.close()
         self.box.close()
-        close = getattr(self.history, "close", None)
-        if close is not None:
-            close()
 
 
 def summary(loop: AgentLoop) -> str:
@@ -565,6 +564,9 @@ class AgentMagics(Magics):
             session.system = system
         confirm = args.confirm or (self.confirm and not args.yes)
         mode = "text" if self.view == "text" else frontend(self.shell)
+        if args.step and mode != "widgets":
+            raise UsageError(t("magic.step_needs_widgets"))
+        in_view = mode == "widgets" and (args.step or confirm)  # the stepper drives the loop
         from agentlab.loop import DEFAULT_SYSTEM
 
         loop = AgentLoop(
@@ -574,14 +576,17 @@ class AgentMagics(Magics):
             system=session.system if session.system is not None else DEFAULT_SYSTEM,
             model=session.model,
             max_turns=args.max_turns,
-            approve=self._approver(mode) if confirm else None,
+            approve=ask_in_terminal if confirm and not in_view else None,
             stream=args.stream,
         )
         session.loop, session.client = loop, client
         before = len(session.messages)
         loop.ask(task)
-        if args.step:
-            return self._step(loop, mode)
+        if in_view:
+            view = self._in_view(loop, run=not args.step, confirm=confirm)
+            if args.out:
+                self.shell.user_ns[args.out] = view
+            return view
         with self._showing(loop, mode):
             try:
                 loop.run()
@@ -601,11 +606,6 @@ class AgentMagics(Magics):
         if args.out:
             self.shell.user_ns[args.out] = result
         return result
-
-    def _approver(self, mode: str) -> Callable[[Any], Any]:
-        # In a notebook the stepper's Approve / Deny / Edit buttons answer
-        # (agentlab.widgets); elsewhere input() does.
-        return ask_in_terminal
 
     @contextmanager
     def _showing(self, loop: AgentLoop, mode: str) -> Iterator[None]:
@@ -629,8 +629,18 @@ class AgentMagics(Magics):
                 live.show(summary(loop))
                 live.close()
 
-    def _step(self, loop: AgentLoop, mode: str) -> Any:
-        raise UsageError(t("magic.step_needs_widgets"))
+    def _in_view(self, loop: AgentLoop, *, run: bool, confirm: bool) -> Any:
+        """``--step`` and ``--confirm`` in a notebook: the cell returns a ``LoopView``.
+
+        The kernel handles no click while a cell runs, so the stepper's buttons
+        drive the loop after the cell has ended. With ``--confirm`` the view runs
+        on by itself and stops at each tool call for Approve / Deny / Edit; the
+        result is ``_agent.loop.result()`` once it is done.
+        """
+        view = _views().LoopView(loop, confirm=confirm)
+        if run:
+            view.run_to_end()
+        return view
 
 
 def help_text(parser: Any) -> str:

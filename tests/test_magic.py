@@ -458,3 +458,68 @@ def test_split_line_keeps_the_task_as_typed():
     )
     assert magic.split_line("--new -- -5 degrees?", takes) == (["--new"], "-5 degrees?")
     assert magic.split_line("", takes) == ([], "")
+
+
+# --- in a notebook with widgets: the live HistoryView, the stepper ------------------------
+
+
+@pytest.fixture
+def widgets(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    assert magic._views() is not None, "agentlab.widgets should provide HistoryView and LoopView"
+    monkeypatch.setattr(magic, "frontend", lambda shell: "widgets")
+
+
+def test_widgets_live_view_follows_the_loop_then_leaves_a_summary(ip, widgets, monkeypatch):
+    seen = []
+    real = magic._WidgetLive
+
+    class Spy(real):
+        def close(self):
+            seen.append(len(self.history.cards))  # one card per message, added live
+            super().close()
+
+    monkeypatch.setattr(magic, "_WidgetLive", Spy)
+    with capture_output() as captured:
+        result = cell(ip, "--offline", "How many .py files are here?")
+    assert seen == [4] and result.stop_reason == "end_turn"
+    assert captured.outputs[-1].data["text/plain"].endswith("stop_reason end_turn")
+    assert "$ find" not in captured.stdout
+
+
+def test_step_returns_the_stepper_and_the_history_grows_as_it_steps(ip, widgets):
+    view = cell(ip, "--offline --step --out v", "How many .py files are here?")
+    assert type(view).__name__ == "LoopView" and ip.user_ns["v"] is view
+    session = ip.user_ns["_agent"]
+    assert view.loop is session.loop and session.loop.stage == "request"
+    assert len(session.messages) == 1  # nothing ran yet
+    view.next_stage()
+    assert len(session.messages) == 2 and session.loop.stage == "decide"
+    with pytest.raises(UsageError, match="in the middle of a turn"):
+        cell(ip, "--offline", "Something else")  # a tool call is still unanswered
+    view.run_to_end()
+    assert session.loop.result().stop_reason == "end_turn" and len(session.messages) == 4
+    assert cell(ip, "--offline", "List the files").stop_reason == "end_turn"  # goes on
+
+
+def test_confirm_in_a_notebook_asks_with_the_stepper_buttons(ip, widgets):
+    scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "done"])
+    view = cell(ip, "--client client --confirm", "Say hi")
+    assert view.waiting  # it ran up to the tool call and waits for a person
+    view.deny_reason.value = "not now"
+    view.deny_button.click()
+    session = ip.user_ns["_agent"]
+    assert session.loop.result().stop_reason == "end_turn"
+    assert "Denied by the user: not now" in session.messages[2]["content"][0]["content"]
+
+
+def test_history_in_a_notebook_is_a_history_view(ip, widgets):
+    cell(ip, "--offline", "How many .py files are here?")
+    view = ip.run_line_magic("agent", "history")
+    assert type(view).__name__ == "HistoryView" and len(view.cards) == 4
+
+
+def test_step_outside_a_notebook_says_what_to_use_instead(ip):
+    with pytest.raises(UsageError, match="needs Jupyter with ipywidgets"):
+        cell(ip, "--offline --step", "How many .py files are here?")
+    assert ip.user_ns.get("_agent") is None or ip.user_ns["_agent"].messages == []
