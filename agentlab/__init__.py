@@ -59,6 +59,10 @@ _EXPORTS = {
     "RequestError": "agentlab.errors",
     # language
     "set_language": "agentlab.i18n",
+    # views (ipywidgets; loaded only when used)
+    "HistoryView": "agentlab.widgets",
+    "PairingView": "agentlab.widgets",
+    "LoopView": "agentlab.widgets",
 }
 
 __all__ = sorted(_EXPORTS) + ["load_ipython_extension", "unload_ipython_extension"]
@@ -122,3 +126,4 @@ if TYPE_CHECKING:
         run_bash,
         tool,
     )
+    from agentlab.widgets import HistoryView, LoopView, PairingView

@@ -408,6 +408,12 @@ class LoopResult:
             f"stop_reason {self.stop_reason}</summary>\n\n{body}\n</details>\n"
         )
 
+    def _repr_html_(self) -> str:
+        """The answer on top and the transcript folded below (cards, as the views draw them)."""
+        from agentlab.widgets.render import result_html
+
+        return result_html(self)
+
 
 class AgentLoop:
     """The loop as a stepper: ``.step()`` runs one stage, ``.turn()`` one model

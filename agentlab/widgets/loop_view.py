@@ -1,0 +1,651 @@
+"""LoopView: step through the agent loop by hand and watch every stage.
+
+    loop = al.AgentLoop(client, "How many .py files are here?", tools=[al.bash])
+    al.LoopView(loop)
+
+The lesson's diagram with the next stage lit up; buttons **Next stage**,
+**Run turn**, **Run to end**, **Reset** and **Stop**; the last Decision with
+its stop reason; a turn counter; tokens per turn; the model's text as it
+streams in; the history (one card per message) and the table of tool pairs.
+
+How clicks drive the loop
+-------------------------
+The kernel handles one message at a time: while a cell or a button callback
+runs, no other click is handled. So nothing here ever waits for a click inside
+Python code. Each click runs its stage synchronously in the button's callback
+(widget updates still reach the browser while it runs, so streamed text
+appears as it arrives) and returns.
+
+*Run turn* / *Run to end* run one stage per callback: after each stage the
+next one is scheduled on the kernel's event loop (``call_soon``), so between
+stages the kernel handles clicks that came in. That is what **Stop** relies
+on: it sets a flag that is checked between stages, and the run stops before
+the next one. Stop cannot cut a stage short; to stop a tool or a request
+that is running (a slow ``sleep 100``), use the kernel's interrupt (the ■
+button in JupyterLab). The view catches that ``KeyboardInterrupt``: an
+interrupted tool gets an ``is_error`` result, so the history stays valid.
+Outside a kernel (plain Python, tests) there is no event loop to return to,
+and a run goes on in the same call. While a stage runs, the status line shows
+the elapsed time (a small thread updates it).
+
+Confirm mode: asking a person before a tool runs
+------------------------------------------------
+We split the execute stage in two, rather than blocking in a callback until
+a button is pressed (with ``jupyter-ui-poll``): the first half works out which
+calls need a person (the loop's ``Policy`` may allow or deny some by pattern),
+shows **Approve** / **Deny** (with a reason the model will read) / **Run
+edited** for the first of them, and returns: the state is "waiting for
+approval" and the kernel is free. Each answer is kept as a ``Verdict``; after
+the last one the execute stage runs with those verdicts, from that click's
+callback. A denial becomes an ``is_error`` tool_result carrying the reason, so
+the model reads it on the next request. Nothing blocks, no event is replayed
+behind the kernel's back, and an unanswered question costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as W
+
+from agentlab.errors import RequestError
+from agentlab.history import HistoryError
+from agentlab.i18n import t
+from agentlab.loop import Event
+from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
+from agentlab.widgets.base import dispose
+from agentlab.widgets.diagram import diagram_svg
+from agentlab.widgets.history_view import HistoryView
+from agentlab.widgets.pairing_view import PairingView
+from agentlab.widgets.render import (
+    STYLE,
+    block_html,
+    decision_html,
+    error_html,
+    escape,
+    pairing_table_html,
+    section,
+    tokens_html,
+    transcript_html,
+)
+
+__all__ = ["LoopView"]
+
+Goal = str  # "stage", "turn" or "end": how far the current click wants to go
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Let the kernel's interrupt (SIGINT) raise KeyboardInterrupt here.
+
+    ipykernel ignores SIGINT while it is idle; a stage scheduled on the event
+    loop runs outside any request, so we switch the default handler on for it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.getsignal(signal.SIGINT)
+    if old is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+class _Ticker:
+    """Calls ``show(seconds)`` every ``every`` seconds from a thread until stopped."""
+
+    def __init__(self, show: Callable[[float], None], every: float = 0.5) -> None:
+        self.show, self.every = show, every
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._done.clear()
+        start = time.monotonic()
+
+        def run() -> None:
+            while not self._done.wait(self.every):
+                self.show(time.monotonic() - start)
+
+        self._thread = threading.Thread(target=run, name="agentlab-ticker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def _button(key: str, icon: str, style: str = "", width: str = "auto") -> W.Button:
+    b = W.Button(
+        description=t(key),
+        tooltip=t(key + ".tip"),
+        icon=icon,
+        button_style=style,
+        layout=W.Layout(width=width, min_width="96px"),
+    )
+    return b
+
+
+class LoopView(W.VBox):
+    """The stepper: drive an ``AgentLoop`` stage by stage with buttons.
+
+    ``confirm``: ask a person (Approve / Deny / Run edited) before each tool
+    runs. ``None`` (the default) turns it on when the loop's ``approve`` is a
+    ``Policy`` that would ask (mode ``"confirm"`` or ``ask`` patterns). With
+    a Policy, its deny and allow patterns still decide without asking; with
+    another ``approve`` callback, what it denies is denied without asking.
+    The checkbox in the view switches confirm mode on and off.
+    """
+
+    def __init__(self, loop: Any, *, confirm: bool | None = None) -> None:
+        super().__init__()
+        self.loop = loop
+        self.add_class("al-root")
+        self.add_class("al-loop")
+        if confirm is None:
+            approve = loop.approve
+            confirm = isinstance(approve, Policy) and (
+                approve.mode == "confirm" or bool(approve.ask)
+            )
+        self.history = HistoryView(loop)
+        self.pairings = PairingView(loop)
+
+        # header: title, turn counter, status line
+        self.title = W.HTML(f'<div class="al-title">{escape(t("view.loop.title"))}</div>')
+        self.turn_label = W.HTML()
+        self.status = W.HTML()
+        # controls
+        self.next_button = _button("view.button.next", "step-forward", "primary")
+        self.turn_button = _button("view.button.turn", "forward")
+        self.run_button = _button("view.button.run", "fast-forward")
+        self.reset_button = _button("view.button.reset", "undo")
+        self.stop_button = _button("view.button.stop", "stop", "danger")
+        self.confirm_box = W.Checkbox(
+            value=bool(confirm),
+            description=t("view.confirm"),
+            indent=False,
+            layout=W.Layout(width="auto"),
+        )
+        self.next_button.on_click(lambda _: self.next_stage())
+        self.turn_button.on_click(lambda _: self.run_turn())
+        self.run_button.on_click(lambda _: self.run_to_end())
+        self.reset_button.on_click(lambda _: self.reset())
+        self.stop_button.on_click(lambda _: self.stop())
+        # left column: diagram, what the next stage does, decision, tokens
+        self.diagram = W.HTML()
+        self.about = W.HTML()
+        self.decision = W.HTML(decision_html(loop.decision))
+        self.tokens = W.HTML()
+        # right column: approval, error, streamed text, results waiting to be appended
+        self.approval_info = W.HTML()
+        self.approve_button = _button("view.approval.approve", "check", "success")
+        self.deny_button = _button("view.approval.deny", "times", "danger")
+        self.deny_reason = W.Text(
+            placeholder=t("view.approval.reason"), layout=W.Layout(flex="1 1 auto")
+        )
+        self.edit_input = W.Textarea(rows=2, layout=W.Layout(flex="1 1 auto"))
+        self.edit_button = _button("view.approval.edit", "pencil", "warning")
+        self.approve_button.on_click(lambda _: self.answer(Verdict.approve()))
+        self.deny_button.on_click(
+            lambda _: self.answer(Verdict.deny(self.deny_reason.value.strip()))
+        )
+        self.edit_button.on_click(lambda _: self._answer_edit())
+        self.approval = W.VBox(
+            [
+                self.approval_info,
+                W.HBox([self.approve_button, self.deny_button, self.deny_reason]),
+                W.HTML(f'<div class="al-muted">{escape(t("view.approval.edit_label"))}</div>'),
+                W.HBox(
+                    [self.edit_input, self.edit_button], layout=W.Layout(align_items="flex-start")
+                ),
+            ],
+            layout=W.Layout(display="none"),
+        )
+        self.approval.add_class("al-approval")
+        self.error = W.HTML()
+        self.stream_box = W.HTML(layout=W.Layout(display="none"))
+        self.results_box = W.HTML()
+        self.ask_input = W.Text(
+            placeholder=t("view.ask.placeholder"), layout=W.Layout(flex="1 1 auto")
+        )
+        self.ask_button = _button("view.ask.button", "comment")
+        self.ask_button.on_click(lambda _: self.ask(self.ask_input.value))
+        self.ask_row = W.HBox([self.ask_input, self.ask_button], layout=W.Layout(display="none"))
+
+        header = W.HBox(
+            [self.title, self.turn_label],
+            layout=W.Layout(justify_content="space-between", align_items="baseline"),
+        )
+        buttons = W.HBox(
+            [
+                self.next_button,
+                self.turn_button,
+                self.run_button,
+                self.reset_button,
+                self.stop_button,
+            ],
+            layout=W.Layout(flex_flow="row wrap"),
+        )
+        controls = W.HBox(
+            [buttons, self.confirm_box],
+            layout=W.Layout(
+                justify_content="space-between", align_items="center", flex_flow="row wrap"
+            ),
+        )
+        left = W.VBox(
+            [self.diagram, self.about, self.decision, self.tokens],
+            layout=W.Layout(width="430px", min_width="430px", margin="0 16px 0 0"),
+        )
+        history_title = W.HTML(f'<div class="al-section">{escape(t("view.history.title"))}</div>')
+        right = W.VBox(
+            [
+                self.approval,
+                self.error,
+                self.stream_box,
+                self.results_box,
+                history_title,
+                self.history,
+                self.ask_row,
+                self.pairings,
+            ],
+            layout=W.Layout(flex="1 1 auto", min_width="0", width="auto"),
+        )
+        self.children = (
+            W.HTML(STYLE),
+            header,
+            controls,
+            self.status,
+            W.HBox([left, right], layout=W.Layout(align_items="flex-start", margin="8px 0 0 0")),
+        )
+
+        self._goal: Goal | None = None
+        self._busy = False
+        self._stop_requested = False
+        self._verdicts: dict[str, Verdict] | None = None  # confirm mode: answers for this execute
+        self._waiting: list[Any] = []  # tool calls still waiting for a person
+        self._streamed = ""
+        self._activity = ""
+        self._note = ""  # the status line when idle: stopped, interrupted, failed ...
+        self._ticker = _Ticker(self._show_elapsed)
+        loop.subscribe(self._on_event)
+        self._update()
+
+    # -- state, for reading and for tests -------------------------------------------
+    @property
+    def confirm(self) -> bool:
+        return bool(self.confirm_box.value)
+
+    @confirm.setter
+    def confirm(self, value: bool) -> None:
+        self.confirm_box.value = bool(value)
+
+    @property
+    def waiting(self) -> bool:
+        """True while a tool call waits for Approve / Deny / Run edited."""
+        return bool(self._waiting)
+
+    @property
+    def busy(self) -> bool:
+        """True while a click's run is going (stages still scheduled)."""
+        return self._busy
+
+    # -- the buttons ---------------------------------------------------------------
+    def next_stage(self) -> None:
+        """Run the next stage only (in confirm mode, execute may first ask you)."""
+        self._go("stage")
+
+    def run_turn(self) -> None:
+        """Run stages until the model is asked again (or the loop ends)."""
+        self._go("turn")
+
+    def run_to_end(self) -> None:
+        """Run until the loop ends (confirm mode still asks before each tool)."""
+        self._go("end")
+
+    def stop(self) -> None:
+        """Stop before the next stage; while waiting for approval, stop asking."""
+        self._stop_requested = True
+        if self._waiting:
+            self._waiting = []
+            self._verdicts = None
+            self._end(t("view.stopped", stage=t(f"stage.{self.loop.stage}")))
+
+    def reset(self) -> None:
+        """Put the history back as it was when the loop was made, and start over."""
+        self._waiting, self._verdicts, self._goal = [], None, None
+        self.loop.reset()  # the views hear "reset" and redraw
+
+    def ask(self, text: str) -> None:
+        """Add a follow-up user message and get ready to run again."""
+        if not text.strip():
+            return
+        try:
+            self.loop.ask(text)
+        except (HistoryError, RuntimeError) as e:
+            self.error.value = error_html(e)
+            return
+        self.ask_input.value = ""
+        self._note = ""
+        self._update()
+
+    def answer(self, verdict: Verdict) -> None:
+        """The person's answer for the tool call shown (confirm mode)."""
+        if not self._waiting or self._verdicts is None:
+            return
+        use = self._waiting.pop(0)
+        self._verdicts[str(_get(use, "id"))] = verdict
+        self.deny_reason.value = ""
+        if self._waiting:
+            self._show_approval()
+            return
+        self.approval.layout.display = "none"
+        self._advance()
+
+    def _answer_edit(self) -> None:
+        if not self._waiting:
+            return
+        original = _get(self._waiting[0], "input")
+        text = self.edit_input.value
+        if isinstance(original, dict) and set(original) == {"command"}:
+            new: Any = {"command": text}
+        else:
+            try:
+                new = json.loads(text)
+            except ValueError as e:
+                self._show_approval(problem=t("view.approval.bad_json", error=e))
+                return
+            if not isinstance(new, dict):
+                self._show_approval(problem=t("view.approval.bad_json", error="not a JSON object"))
+                return
+        self.answer(Verdict.edit(new))
+
+    # -- running stages --------------------------------------------------------------
+    def _go(self, goal: Goal) -> None:
+        if self._busy or self._waiting or self.loop.stage == "done":
+            return
+        self._goal, self._stop_requested, self._note = goal, False, ""
+        self.error.value = ""
+        self._busy = True
+        self._update()
+        self._advance()
+
+    def _advance(self) -> None:
+        """Run stages toward the goal; return when it is reached, when a person
+        must answer, or after one stage when the kernel's event loop can call
+        us back (so clicks such as Stop are handled in between)."""
+        loop = self.loop
+        while True:
+            if self._stop_requested:
+                self._end(t("view.stopped", stage=t(f"stage.{loop.stage}")))
+                return
+            if loop.stage == "done":
+                self._end()
+                return
+            if loop.stage == "execute" and self.confirm and not self._ready_to_execute():
+                self._busy = False
+                self._update()
+                return
+            if not self._step():
+                self._end()
+                return
+            if self._goal == "stage" or (
+                self._goal == "turn" and loop.stage in ("request", "done")
+            ):
+                self._end()
+                return
+            if self._later(self._advance):
+                return
+
+    def _later(self, fn: Callable[[], None]) -> bool:
+        """Call ``fn`` from the kernel's event loop soon, if one is running."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+
+        def call() -> None:
+            try:
+                fn()
+            except Exception as e:  # a bug in the view: show it rather than lose it
+                self.error.value = error_html(e, traceback.format_exc())
+                self._end()
+
+        running.call_soon(call)
+        return True
+
+    def _step(self) -> bool:
+        """Run one stage; show any failure in the view. True if it went well."""
+        loop = self.loop
+        stage = loop.stage
+        saved = loop.approve
+        if stage == "execute" and self._verdicts is not None:
+            verdicts = self._verdicts
+            loop.approve = lambda use: verdicts[str(_get(use, "id"))]
+        self._activity = t(f"stage.{stage}")
+        self._ticker.start()
+        try:
+            with _interruptible():
+                loop.step()
+            return True
+        except KeyboardInterrupt as e:  # the kernel's interrupt, or Interrupted from a tool
+            self._note = t("loop.interrupted") if hasattr(e, "results") else t("view.interrupted")
+            return False
+        except (RequestError, HistoryError) as e:
+            self.error.value = error_html(e)
+            return False
+        except Exception as e:  # shown in the view, with the traceback folded away
+            self.error.value = error_html(e, traceback.format_exc())
+            return False
+        finally:
+            self._ticker.stop()
+            loop.approve = saved
+            if stage == "execute":
+                self._verdicts = None
+            self._update()
+
+    def _end(self, note: str | None = None) -> None:
+        self._goal, self._busy, self._stop_requested = None, False, False
+        if note is not None:
+            self._note = note
+        self._update()
+
+    # -- confirm mode ----------------------------------------------------------------
+    def _ready_to_execute(self) -> bool:
+        """Confirm mode, before execute: True when every call has a verdict.
+        Otherwise show the first call that needs a person and return False."""
+        if self._verdicts is None:
+            decision = self.loop.decision
+            uses = list(decision.tool_uses) if decision is not None else []
+            self._verdicts, self._waiting = {}, []
+            for use in uses:
+                verdict = self._rule_verdict(use)
+                if verdict is None:
+                    self._waiting.append(use)
+                else:
+                    self._verdicts[str(_get(use, "id"))] = verdict
+        if self._waiting:
+            self._show_approval()
+            return False
+        return True
+
+    def _rule_verdict(self, use: Any) -> Verdict | None:
+        """What the loop's own approve rule says without asking anyone; None: ask."""
+        approve = self.loop.approve
+        if approve is None:
+            return None
+        if isinstance(approve, Policy):
+            asked: list[Any] = []
+
+            def record(call: Any) -> Verdict:
+                asked.append(call)
+                return Verdict.approve()
+
+            verdict = replace(approve, mode="confirm", ask_user=record)(use)
+            return None if asked else verdict
+        verdict = as_verdict(approve(use))
+        return verdict if verdict.action == "deny" else None
+
+    def _show_approval(self, problem: str = "") -> None:
+        use = self._waiting[0]
+        done = len(self._verdicts or {})
+        total = done + len(self._waiting)
+        pair = self.history._marks.pairs.get(str(_get(use, "id")))
+        block = {
+            "type": "tool_use",
+            "id": _get(use, "id"),
+            "name": _get(use, "name"),
+            "input": _get(use, "input"),
+        }
+        title = t("view.approval.title", k=done + 1, n=total, name=_get(use, "name"))
+        warn = f'<div class="al-bad">{escape(problem)}</div>' if problem else ""
+        self.approval_info.value = f"<b>✋ {escape(title)}</b>{block_html(block, pair)}{warn}"
+        data = _get(use, "input")
+        if not problem:
+            if isinstance(data, dict) and set(data) == {"command"}:
+                self.edit_input.value = str(data["command"])
+            else:
+                self.edit_input.value = json.dumps(data, ensure_ascii=False, indent=1)
+        self.approval.layout.display = "flex"
+        self._update()
+
+    # -- events from the loop --------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        kind, data = event.kind, event.data
+        if kind == "stage":
+            self.diagram.value = diagram_svg(data["stage"], running=True)
+            self._activity = t(f"stage.{data['stage']}")
+            self._show_elapsed(0.0)
+        elif kind == "request" and self.loop.stream:
+            self._streamed = ""
+            self.stream_box.value = (
+                f'<div class="al-stream al-muted">{escape(t("view.stream.title"))}</div>'
+            )
+            self.stream_box.layout.display = "block"
+        elif kind == "text":
+            self._streamed += str(data.get("text", ""))
+            title = section(t("view.stream.title"))
+            self.stream_box.value = f'<div class="al-stream">{title}{escape(self._streamed)}</div>'
+        elif kind == "response":
+            self.stream_box.layout.display = "none"
+            self.tokens.value = tokens_html(self.loop.turn_usage)
+        elif kind == "decision":
+            self.decision.value = decision_html(data["decision"])
+        elif kind == "tool_start":
+            use = data.get("tool_use")
+            call = {"name": _get(use, "name"), "input": data.get("input")}
+            self._activity = f"{t('stage.execute')}: {describe_call(call)}"
+            self._show_elapsed(0.0)
+        elif kind == "results":
+            self._show_results(data.get("results") or [])
+        elif kind == "append":
+            self.results_box.value = ""
+        elif kind == "reset":
+            self._note, self._streamed = "", ""
+            for box in (self.tokens, self.error, self.results_box):
+                box.value = ""
+            self.decision.value = decision_html(None)
+            self.stream_box.layout.display = "none"
+            self.approval.layout.display = "none"
+            self._update()
+
+    def _show_results(self, results: list[dict[str, Any]]) -> None:
+        marks = self.history._marks
+        parts = [
+            block_html(r, marks.pairs.get(str(r.get("tool_use_id"))), t("view.results.note"))
+            for r in results
+        ]
+        title = section(t("view.results.title"))
+        self.results_box.value = f'<div class="al-panel">{title}{"".join(parts)}</div>'
+
+    # -- drawing ----------------------------------------------------------------------
+    def _show_elapsed(self, seconds: float) -> None:
+        text = t("view.running", what=self._activity, seconds=seconds)
+        self.status.value = f'<div class="al-status">⏳ {escape(text)}</div>'
+
+    def _status_html(self) -> str:
+        loop = self.loop
+        if self._waiting:
+            text = f'<span class="al-wait">✋ {escape(t("view.waiting"))}</span>'
+        elif self._note:
+            text = f'<span class="al-wait">■ {escape(self._note)}</span>'
+        elif loop.stage == "done":
+            done = t("view.done", reason=loop.stop_reason)
+            why = loop.explanation or str(loop.stop_reason)
+            text = f'<span class="al-ok">✓ {escape(done)}</span> {escape(why)}'
+        elif self.error.value:
+            text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
+        else:
+            text = escape(t("view.ready"))
+        return f'<div class="al-status">{text}</div>'
+
+    def _update(self) -> None:
+        loop = self.loop
+        stage = loop.stage
+        self.diagram.value = diagram_svg(stage)
+        next_stage = t("view.next", stage=t(f"stage.{stage}"))
+        about = t(f"stage.{stage}.about")
+        self.about.value = (
+            f'<div class="al-about"><b>{escape(next_stage)}</b> {escape(about)}</div>'
+        )
+        self.turn_label.value = f'<div class="al-status">{escape(self._turn_text())}</div>'
+        if not self._busy:
+            self.status.value = self._status_html()
+        stuck = self._busy or self.waiting
+        for b in (self.next_button, self.turn_button, self.run_button):
+            b.disabled = stuck or stage == "done"
+        self.reset_button.disabled = self._busy
+        self.stop_button.disabled = not stuck
+        self.ask_row.layout.display = "flex" if stage == "done" and not stuck else "none"
+
+    # -- display ----------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        loop = self.loop
+        left = (
+            f'<div style="flex:0 0 430px">{diagram_svg(loop.stage)}'
+            f"{decision_html(loop.decision)}{tokens_html(loop.turn_usage)}</div>"
+        )
+        right = (
+            f'<div style="flex:1 1 auto;min-width:0">'
+            f"{transcript_html(loop.messages, with_style=False, with_pairs=False)}"
+            f"{pairing_table_html(loop.messages, loop.durations)}</div>"
+        )
+        title = escape(t("view.loop.title"))
+        body = f'<div style="display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap">{left}{right}</div>'
+        return (
+            f'{STYLE}<div class="al-root"><div class="al-title">{title}</div>'
+            f'<div class="al-status">{escape(self._turn_text())}</div>{body}</div>'
+        )
+
+    def _turn_text(self) -> str:
+        loop = self.loop
+        return t("view.turn", n=loop.turns, max=loop.max_turns, m=len(loop.messages))
+
+    def __repr__(self) -> str:
+        loop = self.loop
+        return f"LoopView(stage={loop.stage!r}, turns={loop.turns}, messages={len(loop.messages)})"
+
+    def close(self) -> None:
+        self.loop.unsubscribe(self._on_event)
+        self.history.close()
+        self.pairings.close()
+        dispose(self.approval)
+        super().close()

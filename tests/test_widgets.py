@@ -1,0 +1,528 @@
+"""The views, tested through .value, .children, get_state() and .click() (no browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as W
+import pytest
+
+import agentlab as al
+from agentlab.history import validate
+from agentlab.i18n import set_language
+from agentlab.offline import ScriptedClient, bad_request, text, tool_use
+from agentlab.tools import Policy, Tool, bash_tool
+from agentlab.widgets import HistoryView, LoopView, PairingView, show
+from agentlab.widgets.history_view import PAGE
+from tests.test_render import EVIL, IMG, SCRIPT, assert_inert, tool_turn
+
+
+def html_of(widget: Any) -> str:
+    """All HTML a widget tree would put on the page."""
+    out = [str(widget.value)] if isinstance(widget, W.HTML) else []
+    for child in getattr(widget, "children", ()):
+        out.append(html_of(child))
+    return "\n".join(out)
+
+
+def classes(widget: W.Widget) -> list[str]:
+    return list(widget.get_state()["_dom_classes"])
+
+
+def hello_loop(tmp_path: Path, **options: Any) -> tuple[al.AgentLoop, ScriptedClient]:
+    """One bash call (echo hello, and a file to show it ran), then a final answer."""
+    command = "echo hello; touch ran.txt"
+    client = ScriptedClient(
+        [[text("Let me run it."), tool_use("bash", {"command": command})], "It printed **hello**."]
+    )
+    loop = al.AgentLoop(client, "Say hello", tools=[bash_tool(cwd=tmp_path)], **options)
+    return loop, client
+
+
+# --------------------------------------------------------------------------- HistoryView
+
+
+def test_history_view_one_card_per_message() -> None:
+    view = HistoryView(tool_turn())
+    assert len(view.cards) == 4
+    assert repr(view) == "HistoryView(messages=4, pairs=1)"
+    assert "4 message(s) · 1 tool call(s)" in html_of(view)
+    assert classes(view.cards[0])[-2:] == ["al-card", "al-card-user"]
+    assert "al-card-results" in classes(view.cards[2])
+    assert "<strong>hello</strong>" in html_of(view.cards[3])
+
+
+@pytest.mark.parametrize("where", ["text", "tool_input", "tool_output"])
+def test_history_view_escapes_model_and_tool_text(where: str) -> None:
+    messages = tool_turn()
+    if where == "text":
+        messages[0]["content"] = EVIL
+    elif where == "tool_input":
+        messages[1]["content"][1]["input"] = {"command": EVIL}
+    else:
+        messages[2]["content"][0]["content"] = EVIL
+    html = html_of(HistoryView(messages))
+    assert_inert(html)
+    assert "&lt;script&gt;alert(" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_selecting_one_side_of_a_pair_highlights_both() -> None:
+    view = HistoryView(tool_turn())
+    use_row, result_row = view.rows("toolu_01")
+    use_button, result_button = use_row.children[0], result_row.children[0]
+    assert use_button.description == result_button.description == "⇄ 1"
+    assert use_button.style.button_color == result_button.style.button_color
+    result_button.click()
+    assert view.selected == "toolu_01"
+    assert "al-row-selected" in classes(use_row) and "al-row-selected" in classes(result_row)
+    use_button.click()  # a second click clears it
+    assert view.selected is None
+    assert "al-row-selected" not in classes(use_row) + classes(result_row)
+
+
+def test_broken_history_is_flagged_on_the_cards() -> None:
+    messages = tool_turn()
+    messages[2]["content"][0]["tool_use_id"] = "toolu_99"
+    view = HistoryView(messages)
+    assert {p.rule for p in view.problems} == {"unanswered", "unexpected_result"}
+    assert "&#x27;unanswered&#x27;" in html_of(view.cards[1])
+    assert "&#x27;unexpected_result&#x27;" in html_of(view.cards[2])
+    (unexpected_row,) = [c for c in view.cards[2].children if isinstance(c, W.HBox)]
+    assert unexpected_row.children[0].description == "?" and unexpected_row.children[0].disabled
+    assert "2 problem(s)" in html_of(view)
+
+
+def test_plain_list_refresh_adds_new_cards_only() -> None:
+    messages = tool_turn()[:2]
+    view = HistoryView(messages)
+    first = view.cards
+    assert "waiting for its tool_result" in html_of(view.cards[1])
+    messages.extend(tool_turn()[2:])
+    view.refresh()
+    assert view.cards[:2] == first  # the same widgets: nothing rebuilt
+    assert len(view.cards) == 4
+    assert "answered in messages[2]: ok" in html_of(view.cards[1])
+    messages[0] = {"role": "user", "content": "Changed"}
+    view.refresh()  # an earlier message changed: rebuild
+    assert view.cards[0] is not first[0] and "Changed" in html_of(view.cards[0])
+
+
+def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = HistoryView(loop)
+    counts = []
+    loop.subscribe(lambda e: counts.append(len(view.cards)) if e.kind == "append" else None)
+    before = view.cards
+    loop.run()
+    assert counts == [2, 3, 4]  # one new card each time, nothing else
+    assert view.cards[:1] == before
+    page = view.pages.children[0]
+    assert page.children == view.cards
+    assert "answered in messages[2]: ok" in html_of(view.cards[1])
+    loop.reset()
+    assert len(view.cards) == 1 and view.cards[0] is not before[0]
+
+
+def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
+    messages: list[dict[str, Any]] = []
+    for i in range(PAGE + 5):
+        messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
+    view = HistoryView(messages)
+    assert [len(p.children) for p in view.pages.children] == [PAGE, 5]
+    full_page = view.pages.children[0].children
+    messages.append({"role": "assistant" if len(messages) % 2 else "user", "content": "new"})
+    view.refresh()
+    assert [len(p.children) for p in view.pages.children] == [PAGE, 6]
+    assert view.pages.children[0].children == full_page
+
+
+# --------------------------------------------------------------------------- PairingView
+
+
+def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = PairingView(loop)
+    assert "No tool calls yet." in view.table.value
+    loop.step()  # request: the tool_use is in the history, not answered yet
+    assert "waiting" in view.table.value
+    loop.run()
+    value = view.table.value
+    assert "✓ ok" in value and "echo hello; touch ran.txt" in value
+    assert f"{loop.durations['toolu_01']:.2f} s" in value
+    assert repr(view) == "PairingView(pairs=1)"
+
+
+# --------------------------------------------------------------------------- LoopView
+
+
+def stage_of(view: LoopView) -> str:
+    return view.diagram.value.split('data-stage="')[1].split('"')[0]
+
+
+def lit_nodes(view: LoopView) -> list[str]:
+    svg = view.diagram.value
+    return [
+        part.split('"')[0]
+        for part in svg.split('data-node="')[1:]
+        if 'data-state="next"' in part.split(">")[0]
+    ]
+
+
+def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert repr(view) == "LoopView(stage='request', turns=0, messages=1)"
+    assert lit_nodes(view) == ["request"]
+    assert "turn 0 of at most 20" in view.turn_label.value
+    assert "No decision yet" in view.decision.value
+
+    view.next_button.click()  # request
+    assert loop.stage == "decide" and lit_nodes(view) == ["decide"]
+    assert len(view.history.cards) == 2 and "tool_use" in html_of(view.history.cards[1])
+    assert "<svg" in view.tokens.value  # usage exists now
+    view.next_button.click()  # decide
+    assert loop.stage == "execute" and lit_nodes(view) == ["execute"]
+    assert (
+        'stop_reason = "tool_use"' in view.decision.value and "run the tools" in view.decision.value
+    )
+    view.next_button.click()  # execute: results exist, not yet in the history
+    assert loop.stage == "append" and lit_nodes(view) == ["pair", "append"]
+    assert "Results ready to append" in view.results_box.value and "hello" in view.results_box.value
+    assert len(view.history.cards) == 2 and (tmp_path / "ran.txt").exists()
+    view.next_button.click()  # append
+    assert loop.stage == "request" and view.results_box.value == ""
+    assert len(view.history.cards) == 3 and "hello" in html_of(view.history.cards[2])
+    view.next_button.click()  # request: the final answer
+    view.next_button.click()  # decide: end_turn
+    assert loop.stage == "done" and lit_nodes(view) == ["end"]
+    assert "end_turn" in view.status.value
+    state = view.next_button.get_state()
+    assert state["disabled"] is True and view.reset_button.get_state()["disabled"] is False
+    assert view.ask_row.layout.display == "flex"
+    assert len(client.requests) == 2 and validate(loop.messages) == []
+    assert view.pairings.table.value.count("✓ ok") == 1
+
+
+def test_run_turn_and_run_to_end(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.turn_button.click()
+    assert loop.stage == "request" and loop.turns == 1 and len(loop.messages) == 3
+    view.run_button.click()
+    assert loop.stage == "done" and loop.stop_reason == "end_turn"
+    view.reset_button.click()
+    assert loop.stage == "request" and len(view.history.cards) == 1
+    assert "No decision yet" in view.decision.value and view.tokens.value == ""
+    assert not view.next_button.disabled
+
+
+def test_confirm_mode_deny_reaches_the_model(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.next_button.click()
+    view.next_button.click()
+    assert view.approval.layout.display == "none"
+    view.next_button.click()  # execute: asks first, runs nothing
+    assert view.waiting and view.approval.layout.display == "flex"
+    assert "Approval needed (1 of 1)" in view.approval_info.value
+    assert "echo hello; touch ran.txt" in view.approval_info.value
+    assert view.edit_input.value == "echo hello; touch ran.txt"
+    assert view.next_button.disabled and "Waiting for your approval" in view.status.value
+    assert loop.stage == "execute"
+
+    view.deny_reason.value = "no files today"
+    view.deny_button.click()
+    assert not view.waiting and view.approval.layout.display == "none"
+    assert loop.stage == "append" and not (tmp_path / "ran.txt").exists()
+    assert "Denied by the user: no files today" in view.results_box.value
+    view.next_button.click()  # append
+    view.next_button.click()  # request: the model reads the denial
+    last = client.requests[-1]["messages"][-1]["content"][0]
+    assert last["is_error"] is True and last["content"] == "Denied by the user: no files today"
+    assert "Denied by the user: no files today" in html_of(view.history.cards[2])
+
+
+def test_confirm_mode_approve_and_edit(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.run_button.click()  # runs until the tool needs a person
+    assert view.waiting and loop.stage == "execute"
+    view.approve_button.click()  # then goes on to the end
+    assert loop.stage == "done" and (tmp_path / "ran.txt").exists()
+
+    loop2, client2 = hello_loop(tmp_path)
+    view2 = LoopView(loop2, confirm=True)
+    view2.turn_button.click()
+    view2.edit_input.value = "echo edited > edited.txt"
+    view2.edit_button.click()
+    assert (tmp_path / "edited.txt").read_text() == "edited\n"
+    assert loop2.stage == "request" and loop2.audit[-1]["verdict"] == "edited"
+
+
+def test_confirm_mode_edit_with_bad_json_keeps_waiting(tmp_path: Path) -> None:
+    calls: list[dict[str, Any]] = []
+    note = Tool(
+        "note",
+        "Keep a note.",
+        {"type": "object", "properties": {"text": {"type": "string"}}},
+        lambda text: calls.append({"text": text}) or "ok",
+    )
+    client = ScriptedClient([[tool_use("note", {"text": "a"})], "done"])
+    loop = al.AgentLoop(client, "note it", tools=[note])
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    assert '"text": "a"' in view.edit_input.value
+    view.edit_input.value = "{not json"
+    view.edit_button.click()
+    assert view.waiting and "not a JSON object" in view.approval_info.value
+    view.edit_input.value = '{"text": "b"}'
+    view.edit_button.click()
+    assert calls == [{"text": "b"}]
+
+
+def test_confirm_mode_respects_the_loops_policy_patterns(tmp_path: Path) -> None:
+    client = ScriptedClient(
+        [
+            [
+                tool_use("bash", {"command": "rm -rf data"}),
+                tool_use("bash", {"command": "ls"}),
+                tool_use("bash", {"command": "pwd"}),
+            ],
+            "ok",
+        ]
+    )
+    policy = Policy(mode="confirm", deny=["rm *"], allow=["ls*"])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], approve=policy)
+    view = LoopView(loop)  # a confirm-mode Policy turns confirm on
+    assert view.confirm and view.confirm_box.value
+    view.turn_button.click()
+    assert (
+        "Approval needed (3 of 3)" in view.approval_info.value and "pwd" in view.approval_info.value
+    )
+    view.approve_button.click()
+    results = loop.messages[-1]["content"]
+    assert results[0]["is_error"] and "deny pattern" in results[0]["content"]
+    assert not results[1].get("is_error") and not results[2].get("is_error")
+
+
+def test_confirm_off_leaves_the_loops_own_approve_alone(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path, approve=lambda call: "not now")
+    view = LoopView(loop)
+    assert not view.confirm
+    view.turn_button.click()
+    assert (
+        not view.waiting
+        and loop.messages[-1]["content"][0]["content"] == "Denied by the user: not now"
+    )
+
+
+def test_request_error_shows_in_the_view_and_leaves_history_intact(tmp_path: Path) -> None:
+    client = ScriptedClient([bad_request("messages: roles must alternate")])
+    loop = al.AgentLoop(client, "hi", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.next_button.click()
+    assert "The step failed. The history is unchanged." in view.error.value
+    assert "roles must alternate" in view.error.value
+    assert loop.messages == [{"role": "user", "content": "hi"}] and loop.stage == "request"
+    assert "The step failed" in view.status.value and not view.next_button.disabled
+
+
+def test_history_error_shows_in_the_view(tmp_path: Path) -> None:
+    client = ScriptedClient(["an answer"], check=False)
+    messages = tool_turn()[:2]  # ends on an unanswered tool_use
+    loop = al.AgentLoop(client, messages, tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.next_button.click()
+    assert "without `tool_result` blocks" in view.error.value
+    assert len(loop.messages) == 2
+
+
+def test_unexpected_exception_shows_with_a_folded_traceback(tmp_path: Path) -> None:
+    loop = al.AgentLoop(ScriptedClient([]), "hi", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    assert "no reply left" in view.error.value and "<details" in view.error.value
+    assert "Traceback" in view.error.value and not view.busy
+
+
+def test_interrupt_while_a_tool_runs_keeps_the_history_valid(tmp_path: Path) -> None:
+    def stuck() -> str:
+        raise KeyboardInterrupt
+
+    tool = Tool("stuck", "Never ends.", {"type": "object", "properties": {}}, stuck)
+    client = ScriptedClient([[tool_use("stuck")], "ok"])
+    loop = al.AgentLoop(client, "go", tools=[tool])
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.stage == "done" and loop.stop_reason == "interrupted"
+    assert "Interrupted" in view.status.value and validate(loop.messages) == []
+    assert "is_error" in html_of(view.history.cards[-1])
+
+
+def test_stop_is_checked_between_stages(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    loop.subscribe(lambda e: view.stop_button.click() if e.kind == "decision" else None)
+    view.run_button.click()
+    assert loop.stage == "execute" and not (tmp_path / "ran.txt").exists()
+    assert "Stopped before the execute stage." in view.status.value
+    assert not view.busy and not view.next_button.disabled
+
+
+def test_run_to_end_yields_to_the_event_loop_between_stages(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+
+    async def main() -> list[str]:
+        seen = []
+        view.run_button.click()  # one stage now, the rest scheduled
+        while view.busy:
+            seen.append(loop.stage)
+            assert view.run_button.disabled and not view.stop_button.disabled
+            await asyncio.sleep(0)
+        return seen
+
+    seen = asyncio.run(main())
+    assert loop.stage == "done" and len(set(seen)) >= 3
+
+
+def test_stop_click_while_running_in_the_event_loop(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+
+    async def main() -> None:
+        view.run_button.click()
+        await asyncio.sleep(0)
+        view.stop_button.click()  # handled between two stages
+        while view.busy:
+            await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert loop.stage not in ("done", "request") and "Stopped before" in view.status.value
+
+
+def test_streamed_text_appears_as_it_arrives(tmp_path: Path) -> None:
+    client = ScriptedClient(["One two three four."])
+    loop = al.AgentLoop(client, "count", tools=[bash_tool(cwd=tmp_path)], stream=True)
+    view = LoopView(loop)
+    shown: list[str] = []
+    loop.subscribe(lambda e: shown.append(view.stream_box.value) if e.kind == "text" else None)
+    view.next_button.click()
+    assert len(shown) == 4
+    assert "One " in shown[0] and "two" not in shown[0] and "One two three four." in shown[-1]
+    assert view.stream_box.layout.display == "none"  # the reply is in the history now
+
+
+def test_streamed_text_is_escaped(tmp_path: Path) -> None:
+    client = ScriptedClient([f"look {IMG} {SCRIPT}"])
+    loop = al.AgentLoop(client, "x", tools=[bash_tool(cwd=tmp_path)], stream=True)
+    view = LoopView(loop)
+    shown: list[str] = []
+    loop.subscribe(lambda e: shown.append(view.stream_box.value) if e.kind == "text" else None)
+    view.next_button.click()
+    for value in shown:
+        assert_inert(value)
+    assert_inert(html_of(view))
+
+
+def test_elapsed_time_shows_while_a_stage_runs(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def slow() -> str:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "0.5 s" not in view.status.value:
+            time.sleep(0.02)
+        seen.append(view.status.value)
+        return "done"
+
+    tool = Tool("slow", "Slow.", {"type": "object", "properties": {}}, slow)
+    loop = al.AgentLoop(ScriptedClient([[tool_use("slow")], "ok"]), "go", tools=[tool])
+    view = LoopView(loop)
+    view.turn_button.click()
+    assert "Running execute: slow({})… 0.5 s" in seen[0]
+    assert "Running" not in view.status.value
+    assert not [t for t in threading.enumerate() if t.name == "agentlab-ticker"]
+
+
+def test_follow_up_question_when_done(tmp_path: Path) -> None:
+    client = ScriptedClient(["first", "second"])
+    loop = al.AgentLoop(client, "one", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    view.ask_input.value = "and then?"
+    view.ask_button.click()
+    assert loop.stage == "request" and len(view.history.cards) == 3
+    view.run_button.click()
+    assert "second" in html_of(view.history.cards[-1])
+
+
+def test_chinese_labels(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    set_language("zh")
+    try:
+        view = LoopView(loop)
+    finally:
+        set_language("en")
+    assert (
+        view.next_button.description == "下一阶段" and view.run_button.description == "运行到结束"
+    )
+    assert "智能体循环" in view.title.value
+
+
+# --------------------------------------------------------------------------- display without widgets
+
+
+def test_display_bundle_has_the_widget_and_an_html_fallback(tmp_path: Path) -> None:
+    from IPython.core.formatters import DisplayFormatter
+
+    loop, _ = hello_loop(tmp_path)
+    loop.run()
+    for view in (LoopView(loop), HistoryView(loop), PairingView(loop)):
+        data, _ = DisplayFormatter().format(view)
+        assert "application/vnd.jupyter.widget-view+json" in data
+        assert data["text/plain"] == repr(view)
+        assert '<div class="al-root">' in data["text/html"]
+        assert "0x" not in data["text/plain"]
+    html = LoopView(loop)._repr_html_()
+    assert "<svg" in html and "tool_use" in html and "⇄ 1" in html and "end_turn" in html
+
+
+def test_reprs_are_short_and_stable(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    assert (
+        repr(LoopView(loop))
+        == repr(LoopView(loop))
+        == "LoopView(stage='request', turns=0, messages=1)"
+    )
+    assert repr(HistoryView([])) == "HistoryView(messages=0, pairs=0)"
+
+
+def test_closed_views_stop_listening(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert len(loop._listeners) == 3
+    view.close()
+    assert loop._listeners == []
+
+
+def test_show_picks_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    loop, _ = hello_loop(tmp_path)
+    show(loop)
+    show(tool_turn())
+    assert [type(v) for v in shown] == [LoopView, HistoryView]
+
+
+def test_import_agentlab_does_not_import_ipywidgets() -> None:
+    code = "import sys, agentlab; assert 'ipywidgets' not in sys.modules; agentlab.HistoryView; assert 'ipywidgets' in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
