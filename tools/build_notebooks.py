@@ -6,7 +6,12 @@
 The notebooks are committed WITH outputs so GitHub and the docs site show them.
 They are run offline (API keys removed from the kernel's environment), in
 their own folder, on the ``python3`` kernel, so the saved outputs are the
-demo model's and the same on every machine. Widget state is stored too.
+demo model's and the same on every machine.
+
+Widgets: a saved widget output shows nothing without a live kernel (GitHub,
+nbconvert and the docs site cannot run it), so for every view that also has
+an HTML picture (agentlab's views do, through ``_repr_html_``) only the picture
+is kept. Running the cell in Jupyter brings the live widget back.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
 SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 
 
@@ -41,9 +47,14 @@ def build(path: Path, timeout: int = 120) -> float:
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
-        store_widget_state=True,
+        store_widget_state=False,  # no widget outputs are kept (see above)
     )
     client.execute()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET in data and "text/html" in data:
+                del data[WIDGET]  # keep the HTML picture; the live widget needs a kernel
     nb.metadata["kernelspec"] = {
         "display_name": "Python 3 (ipykernel)",
         "language": "python",
