@@ -286,8 +286,16 @@ def test_student_notebooks_have_stubs_and_solutions_have_the_reference():
     made = build()
     for e in list_exercises():
         stem = f"{e.number:02d}_{e.name}.ipynb"
-        student = "".join(c.source for c in made[f"notebooks/exercises/{stem}"].cells)
-        solution = "".join(c.source for c in made[f"notebooks/solutions/{stem}"].cells)
-        assert "raise NotImplementedError()" in student and "BEGIN SOLUTION" not in student
-        assert "### BEGIN SOLUTION" in solution and "NotImplementedError" not in solution
-        assert f'check("{e.name}", {e.name})' in student
+        student = made[f"notebooks/exercises/{stem}"].cells
+        solution = made[f"notebooks/solutions/{stem}"].cells
+        [mine] = [c.source for c in student if c.metadata.get("nbgrader", {}).get("solution")]
+        [answer] = [c.source for c in solution if c.metadata.get("nbgrader", {}).get("solution")]
+        assert "raise NotImplementedError()" in mine and "BEGIN SOLUTION" not in mine
+        assert "### BEGIN SOLUTION" in answer and "NotImplementedError" not in answer
+        assert answer.startswith(f"def {e.name}(") and mine.startswith(f"def {e.name}(")
+        [graded] = [c for c in student if c.metadata.get("nbgrader", {}).get("grade")]
+        assert f'check("{e.name}", {e.name})' in graded.source
+        assert (
+            graded.metadata["nbgrader"]["points"] == e.points
+            and graded.metadata["editable"] is False
+        )

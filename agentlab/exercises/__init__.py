@@ -56,6 +56,15 @@ class Exercise:
         return t(f"ex.idea.{self.idea}")
 
     @property
+    def intro(self) -> str:
+        """The notebook's introduction (Markdown): the lesson's idea, with an example."""
+        return t(f"ex.{self.name}.intro")
+
+    @property
+    def recap(self) -> str:
+        return t(f"ex.{self.name}.recap")
+
+    @property
     def scenarios(self) -> list[str]:
         return [s.name for s in SCENARIOS[self.name]]
 
