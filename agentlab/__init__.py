@@ -57,6 +57,8 @@ _EXPORTS = {
     "ScriptedClient": "agentlab.offline",
     "make_message": "agentlab.offline",
     "RequestError": "agentlab.errors",
+    "record": "agentlab.recording",
+    "ReplayClient": "agentlab.recording",
     # language
     "set_language": "agentlab.i18n",
     # views (ipywidgets; loaded only when used)
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
         request,
     )
     from agentlab.offline import DemoClient, ScriptedClient, connect, make_message
+    from agentlab.recording import ReplayClient, record
     from agentlab.tools import (
         BashResult,
         Policy,

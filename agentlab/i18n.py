@@ -164,7 +164,7 @@ EN: dict[str, str] = {
     "budget.tokens": "max_total_tokens={limit}: {used} tokens used",
     "budget.cost": "max_cost=${limit}: about ${used:.4f} spent",
     "budget.cost_unknown": "max_cost=${limit}: no price for model {model!r}, so the cost cannot be checked",
-    # record and replay (agentlab.record)
+    # record and replay (agentlab.recording)
     "replay.ended": "The recording {path} holds {n} request(s); request {i} has no answer there. Record again, or start the conversation over.",
     "replay.differs": "Request {i} differs from the recording at message {index}:\n  recorded: {recorded}\n  now:      {now}",
     "replay.length": "Request {i} differs from the recording: it sends {now} message(s), the recording has {recorded}.",

@@ -184,7 +184,7 @@ class FakeMessagesServer:
         self._api_key = api_key
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)  # request ids
         self._message_ids = itertools.count(1)  # message and tool_use ids
@@ -201,12 +201,12 @@ class FakeMessagesServer:
             self._index = 0
 
     def reset(self) -> None:
-        """Forget recorded requests, planned faults and the prompt cache."""
+        """Forget recorded requests, planned faults and the prompt cache (the script
+        goes on where it was; ``script()`` starts a new one)."""
         with self._lock:
             self.requests.clear()
             self.faults.clear()
             self._cache.clear()
-            self._index = 0
 
     def _plan(self, fault: Fault, times: int) -> FakeMessagesServer:
         with self._lock:
@@ -241,11 +241,12 @@ class FakeMessagesServer:
         self, *, after: int = 1, status: int = 529, message: str | None = None, times: int = 1
     ) -> FakeMessagesServer:
         """Send ``after`` content deltas, then an SSE ``error`` event (as the API does
-        when it is overloaded mid-reply)."""
+        when it is overloaded mid-reply). The scripted reply being sent is used up."""
         return self._plan(Fault("stream_error", status, None, message, after=after), times)
 
     def cut_stream(self, *, after: int = 1, times: int = 1) -> FakeMessagesServer:
-        """Send ``after`` content deltas, then close the connection mid-stream."""
+        """Send ``after`` content deltas, then close the connection mid-stream (the
+        scripted reply being sent is used up)."""
         return self._plan(Fault("stream_cut", 500, after=after), times)
 
     # -- running ------------------------------------------------------------
@@ -259,9 +260,7 @@ class FakeMessagesServer:
         if self._httpd is not None:
             return self
         handler = type("Handler", (_Handler,), {"owner": self})
-        httpd = ThreadingHTTPServer((self.host, self.port), handler)
-        httpd.daemon_threads = True
-        httpd.block_on_close = False
+        httpd = _Server((self.host, self.port), handler)
         self._httpd = httpd
         self.port = int(httpd.server_address[1])
         self._closing.clear()
@@ -449,6 +448,16 @@ def _events(message: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() does not wait for a slow answer to finish
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return  # the client gave up (a timeout, a test that ended): nothing to report
+        super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeMessagesServer
     protocol_version = "HTTP/1.1"
@@ -595,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.script, encoding="utf-8") as f:
             replies = json.load(f)
     elif args.replay:
-        from agentlab.record import ReplayClient
+        from agentlab.recording import ReplayClient
 
         replies = ReplayClient(args.replay, match="request").reply
 

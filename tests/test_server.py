@@ -160,7 +160,9 @@ def test_streaming_through_the_loop_shows_text_in_order_before_the_reply():
     texts = [e.data["text"] for e in events if e.kind == "text"]
     assert "".join(texts) == "I will note it down now." + "All noted, thanks."
     first_response = kinds.index("response")
-    assert kinds.index("text") < first_response < kinds.index("decision") < kinds.index("tool_start")
+    assert (
+        kinds.index("text") < first_response < kinds.index("decision") < kinds.index("tool_start")
+    )
     assert all(server.requests[i].streamed for i in range(2)) and result.turns == 2
     assert al.validate(loop.messages) == []
 
@@ -177,7 +179,11 @@ def test_a_tool_call_cut_off_by_max_tokens_is_never_run_even_when_streamed():
     cut = make_message([tool_use("count", {"x": 1})], "max_tokens", model=MODEL)
     with FakeMessagesServer([cut]) as server:
         result = al.agent_loop(
-            [{"role": "user", "content": "go"}], sdk(server), tools=[count], model=MODEL, stream=True
+            [{"role": "user", "content": "go"}],
+            sdk(server),
+            tools=[count],
+            model=MODEL,
+            stream=True,
         )
     assert runs == [] and result.stop_reason == "max_tokens"
     assert result.messages[-1]["content"][0]["is_error"] is True
@@ -212,7 +218,16 @@ def test_serve_from_the_shell_answers_the_sdk(tmp_path):
     script.write_text(json.dumps(["hello from the script"]))
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentlab.testing", "--port", "0", "--quiet", "--script", str(script)],
+        [
+            sys.executable,
+            "-m",
+            "agentlab.testing",
+            "--port",
+            "0",
+            "--quiet",
+            "--script",
+            str(script),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -228,3 +243,13 @@ def test_serve_from_the_shell_answers_the_sdk(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_connect_follows_anthropic_base_url_to_the_server(monkeypatch, capsys):
+    with FakeMessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        client = al.connect()
+        assert server.url in capsys.readouterr().out
+        result = al.agent_loop([{"role": "user", "content": "hello?"}], client, model=MODEL)
+    assert isinstance(client, anthropic.Anthropic) and len(server.requests) == 1
+    assert "demo" in result.text and server.requests[0].body["model"] == MODEL

@@ -1,0 +1,78 @@
+"""The core property test again, over HTTP: whatever the model replies, the loop
+sends only requests the server's validator accepts (never a 400) and ends with a
+history that passes validate. The real SDK is the client, streaming or not."""
+
+from __future__ import annotations
+
+import itertools
+
+import anthropic
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentlab as al
+from agentlab.offline import make_message, text, tool_use
+from agentlab.testing import FakeMessagesServer
+
+REASONS = ["end_turn", "stop_sequence", "tool_use", "max_tokens", "pause_turn", "refusal",
+           "model_context_window_exceeded", "something_new"]  # fmt: skip
+
+
+@al.tool
+def ok(x: int) -> str:
+    """Works."""
+    return f"ok {x}"
+
+
+@al.tool
+def fails(x: int) -> str:
+    """Always raises."""
+    raise OSError("disk on fire")
+
+
+calls = st.lists(
+    st.tuples(
+        st.sampled_from(["ok", "fails", "unknown_tool"]),
+        st.one_of(st.integers(0, 9), st.text(max_size=3)),
+    ),
+    max_size=4,  # parallel calls in one reply
+)
+reply = st.tuples(st.sampled_from(REASONS), st.booleans(), calls)
+
+
+def build(reason, with_text, uses, ids):
+    content = [text("thinking out loud")] if with_text or not uses else []
+    content += [tool_use(name, {"x": x}) for name, x in uses]
+    return make_message(content, reason, model="claude-sonnet-5-5", ids=ids)
+
+
+SERVER = FakeMessagesServer(["unused"])
+
+
+def setup_module() -> None:
+    SERVER.start()
+
+
+def teardown_module() -> None:
+    SERVER.stop()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(reply, min_size=1, max_size=5), st.integers(1, 5), st.booleans())
+def test_random_replies_over_http_never_draw_a_400(replies, max_turns, stream):
+    ids = itertools.count(1)  # tool_use ids unique across the conversation, as the API makes them
+    script = [build(*r, ids) for r in replies] + ["the end"] * 6
+    SERVER.reset()
+    SERVER.script(script)
+    client = anthropic.Anthropic(api_key="test", base_url=SERVER.url, max_retries=0)
+    messages = [{"role": "user", "content": "go"}]
+    result = al.agent_loop(
+        messages, client, tools=[ok, fails], max_turns=max_turns, stream=stream,
+        model="claude-sonnet-5-5",
+    )  # fmt: skip
+    statuses = [r.status for r in SERVER.requests]
+    assert statuses == [200] * result.turns  # the validator never said 400
+    assert all(r.streamed == stream for r in SERVER.requests)
+    assert al.validate(messages) == []
+    for p in al.pairings(messages):
+        assert p.status in ("ok", "error")  # every tool_use answered exactly once
