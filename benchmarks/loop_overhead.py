@@ -8,7 +8,9 @@ against turn 10 (target: flat, about 1.0).
 Two runs: with the ScriptedClient as students use it (it checks every
 request like the API, looking only at messages it has not seen), and with
 ``check=False``, a client that does no work at all, which shows agentlab's own
-cost per turn in microseconds.
+cost per turn in microseconds. A last run goes through the real SDK over
+HTTP to the local Messages-API server, where a request costs what it really
+costs to build, send and parse.
 
     python benchmarks/loop_overhead.py
 """
@@ -96,9 +98,40 @@ def compare(check: bool) -> None:
     print(f"  agentlab's turn {TURNS} vs turn 10: {late / early:.2f}   (target: flat, ~1.0)")
 
 
+def over_http(turns: int = 100) -> None:
+    """The same comparison through the real SDK and the local Messages-API server."""
+    import anthropic
+
+    from agentlab.testing import FakeMessagesServer
+
+    def reply(body):  # a no-op tool call until the last turn
+        done = len(body["messages"]) >= 2 * turns - 1
+        return [text("done")] if done else [tool_use("noop", {})]
+
+    def timed(run):
+        with FakeMessagesServer(reply, check=False) as server:
+            client = anthropic.Anthropic(api_key="test", base_url=server.url, max_retries=0)
+            messages = [{"role": "user", "content": "go"}]
+            start = time.perf_counter()
+            run(client, messages, [])
+            return time.perf_counter() - start
+
+    def ours(client, messages, stamps):
+        al.agent_loop(messages, client, tools=[noop], max_turns=turns, system="s", model="m")
+
+    timed(ours)  # warm up
+    t_bare = min(timed(bare_loop) for _ in range(2))
+    t_ours = min(timed(ours) for _ in range(2))
+    print(f"{turns} turns through the real SDK and the local server (HTTP), best of 2")
+    print(f"  lesson's bare loop : {t_bare * 1000:8.1f} ms ({t_bare / turns * 1e3:6.2f} ms/turn)")
+    print(f"  agentlab.agent_loop: {t_ours * 1000:8.1f} ms ({t_ours / turns * 1e3:6.2f} ms/turn)")
+    print(f"  ratio agent_loop / bare loop: {t_ours / t_bare:.2f}   (target <= 1.3)")
+
+
 def main() -> None:
     compare(check=True)
     compare(check=False)
+    over_http()
 
 
 if __name__ == "__main__":
