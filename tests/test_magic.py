@@ -201,6 +201,41 @@ def test_help_follows_the_language(ip, capsys):
     assert "离线演示模型" in capsys.readouterr().out
 
 
+# --- with a key: the real SDK, over HTTP to a local server -----------------------------
+
+
+@pytest.fixture
+def server(monkeypatch):
+    from agentlab.testing import FakeMessagesServer
+
+    with FakeMessagesServer() as srv:  # the demo model, behind the real Messages API
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        yield srv
+
+
+def test_with_a_key_the_real_client_streams_over_http(ip, server, capsys):
+    result = cell(ip, "--stream", "How many .py files are here?")
+    assert type(ip.user_ns["_agent"].client).__module__.startswith("anthropic")
+    assert result.stop_reason == "end_turn" and "There are 2 Python" in result.text
+    assert len(server.requests) == 2 and server.requests[0].body["stream"] is True
+    out = capsys.readouterr().out
+    assert "no ANTHROPIC_API_KEY" not in out and "assistant: Let me check with bash." in out
+
+
+def test_offline_ignores_the_key(ip, server):
+    assert cell(ip, "--offline", "How many .py files are here?").stop_reason == "end_turn"
+    assert server.requests == []
+
+
+def test_a_401_over_http_is_one_clear_sentence(ip, server, capsys):
+    server.fail(401, message="invalid x-api-key")
+    result = cell(ip, "", "How many .py files are here?")
+    err = capsys.readouterr().err
+    assert "The API key is missing or wrong (401" in err and "Traceback" not in err
+    assert result.stop_reason == "error" and ip.user_ns["_agent"].messages == []
+
+
 # --- reset, history, save, load ------------------------------------------------
 
 
