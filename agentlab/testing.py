@@ -37,6 +37,7 @@ import hashlib
 import itertools
 import json
 import re
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -379,7 +380,7 @@ class FakeMessagesServer:
             message.usage = message.usage.model_copy(update=self._usage(body))
         return message
 
-    def answer(self, body: Any, path: str, headers: dict[str, str]) -> _Answer | Any:
+    def _answer(self, body: Any, path: str, headers: dict[str, str]) -> _Answer | Any:
         """What to answer (besides faults): an error _Answer, a token count, or a Message."""
         if not isinstance(body, dict):
             return _Answer(400, error_body(400, "The request body is not valid JSON."))
@@ -461,6 +462,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeMessagesServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms stall per reply
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.owner.log is not None:
@@ -516,7 +518,7 @@ class _Handler(BaseHTTPRequestHandler):
                 record.status = status
                 self._send(answer, request_id)
                 return
-        reply = server.answer(body, record.path, headers)
+        reply = server._answer(body, record.path, headers)
         if isinstance(reply, _Answer):
             if reply.status >= 400:
                 reply.body.setdefault("request_id", request_id)
@@ -621,7 +623,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with server:
         what = t("serve.demo") if replies is None else args.script or args.replay
         print(t("serve.started", url=server.url, what=what), flush=True)
-        print(t("serve.students", url=server.url), flush=True)
+        # Listening on every address: students reach this machine by its name.
+        public = f"http://{socket.gethostname()}:{server.port}"
+        shared = args.host in ("", "0.0.0.0")
+        print(t("serve.students", url=public if shared else server.url), flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

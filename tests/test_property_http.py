@@ -57,7 +57,7 @@ def teardown_module() -> None:
     SERVER.stop()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(reply, min_size=1, max_size=5), st.integers(1, 5), st.booleans())
 def test_random_replies_over_http_never_draw_a_400(replies, max_turns, stream):
     ids = itertools.count(1)  # tool_use ids unique across the conversation, as the API makes them
