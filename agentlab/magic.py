@@ -7,32 +7,42 @@
 
 The cell's body is the task. It goes into one conversation per kernel, kept
 in the notebook's namespace as ``_agent`` (``_agent.messages`` is the plain
-history), so the next ``%%agent`` cell is a follow-up that sees everything
-before it. Each cell makes a fresh ``AgentLoop`` over that same history and
-calls ``.ask(task)`` on it, so options such as ``--max-turns`` count for the
-cell they are written on.
+history), so the next cell is a follow-up that sees everything before it.
+Each cell makes a fresh ``AgentLoop`` over that same history and calls
+``.ask(task)`` on it, so ``--max-turns`` and the turn count belong to the
+cell they are written on. The tools are ``_agent.tools`` (the lesson's
+``bash``, running in the notebook's current folder).
 
 ``{name}`` in a task is filled from the namespace (``{{`` and ``}}`` are
 literal braces). ``%agent --help`` lists the options; ``%agent reset``,
 ``%agent history``, ``%agent save PATH`` and ``%agent load PATH`` manage the
 conversation.
 
-What you see depends on where you are:
+What you see depends on where the magic runs (``frontend``):
 
-- in a Jupyter kernel (``ZMQInteractiveShell``): a live view while the loop
-  runs (a ``HistoryView`` when ipywidgets and ``agentlab.widgets`` are there,
-  else a plain-text transcript that updates in place); when it ends, the live
-  view shrinks to a one-line summary and the cell's result, the
-  ``LoopResult``, shows the answer with the transcript folded below it;
+- in a Jupyter kernel (an ipykernel ``ZMQInteractiveShell``) with
+  ipywidgets: a ``HistoryView`` that grows while the loop runs, with the
+  model's text under it as it streams. A kernel cannot tell whether the page
+  draws widgets (nbconvert does not), so when the run ends the live view is
+  replaced by a one-line summary, and the cell's value, the ``LoopResult``,
+  shows the answer with the transcript folded below it. Without ipywidgets
+  the live view is a plain-text transcript updated in place.
 - anywhere else (terminal IPython, scripts, tests): the transcript is
-  printed as it happens.
+  printed as it happens. ``%config AgentMagics.view = "text"`` asks for
+  this in a notebook too.
 
-``%config AgentMagics.view = "text"`` picks the printed transcript in a
-notebook too. The cell returns the core's ``LoopResult``, so
-``r = %agent ...`` works. A failed request prints what went wrong and returns
-the result (``stop_reason == "error"``); Ctrl-C (the notebook's stop button)
-leaves a valid history, prints one line and is raised again, so "Run All"
-stops as you asked.
+``--step`` and, in a notebook, ``--confirm`` return a ``LoopView`` instead:
+the kernel handles no click while a cell runs, so the stepper's buttons
+drive the loop after the cell has ended (``--confirm`` runs on by itself and
+stops at each tool call for Approve / Deny / Edit). In a terminal
+``--confirm`` asks with ``input()``.
+
+A failed request prints what went wrong, without a traceback, and returns
+the result with ``stop_reason == "error"``; if nothing else happened the
+task is taken back out, so running the cell again is the retry. Ctrl-C (the
+notebook's stop button) leaves a valid history (``AgentLoop`` answers the
+unfinished tool calls), prints one line and is raised again, so "Run All"
+stops as you asked; ``_agent.loop.result()`` has what ran.
 """
 
 from __future__ import annotations
@@ -285,51 +295,58 @@ class Transcript:
 
 
 class _Live:
-    """The text transcript in one output area, updated in place (a display handle)."""
+    """A live text transcript in one output area, updated in place.
 
-    def __init__(self) -> None:
+    It is a display handle (``update_display_data``), which every Jupyter
+    front end understands, widgets or not. ``done`` replaces it with ``text``.
+    """
+
+    def __init__(self, loop: AgentLoop) -> None:
         from IPython.display import display
 
         self.text = ""
         self.handle = display({"text/plain": "…"}, raw=True, display_id=True)
+        self.listener: Callable[[Event], None] = Transcript(loop, self.write)
 
     def write(self, piece: str) -> None:
         self.text += piece
-        self.show(self.text)
+        self.handle.update({"text/plain": self.text}, raw=True)
 
-    def show(self, text: str) -> None:
-        if self.handle is not None:
-            self.handle.update({"text/plain": text}, raw=True)
-
-    def close(self) -> None:
-        pass
+    def done(self, text: str) -> None:
+        self.handle.update({"text/plain": text}, raw=True)
 
 
-class _WidgetLive(_Live):
-    """A ``HistoryView`` bound to the loop, with the streaming text under it."""
+class _WidgetLive:
+    """A ``HistoryView`` following the loop (one card per message appended),
+    with the model's text under it while it streams in."""
 
     def __init__(self, loop: AgentLoop) -> None:
         import ipywidgets as w
         from IPython.display import display
 
-        self.text = ""
         self.history = _views().HistoryView(loop)
         self.stream = w.Textarea(layout=w.Layout(width="100%", display="none"), disabled=True)
         self.box = w.VBox([self.history, self.stream])
         self.handle = display(self.box, display_id=True)
+        self.listener = self.on_event
 
-    def write(self, piece: str) -> None:  # only the streamed text: the view shows the rest
-        if "\n" in piece and not piece.strip():
-            self.text = ""
-        else:
-            self.text += piece
-        self.stream.value = self.text
-        self.stream.layout.display = "" if self.text else "none"
+    def on_event(self, event: Event) -> None:
+        if event.kind == "text":
+            self.stream.value += str(event.data["text"])
+            self.stream.layout.display = ""
+        elif event.kind == "append" and self.stream.value:  # the new card shows it now
+            self.stream.value = ""
+            self.stream.layout.display = "none"
 
-    def close(self) -> None:
+    def done(self, text: str) -> None:
         self.history.close()  # stops following the loop
         self.stream.close()
         self.box.close()
+        self.handle.update({"text/plain": text}, raw=True)
+
+
+def _print(piece: str) -> None:
+    print(piece, end="", flush=True)
 
 
 def summary(loop: AgentLoop) -> str:
@@ -360,9 +377,9 @@ def ask_in_terminal(call: Any) -> Verdict:
         new = rest or input(t("magic.confirm_edit")).strip()
         data = getattr(call, "input", None) or {}
         if set(data) == {"command"}:
-            return Verdict.edit({"command": new}, "edited by the user")
+            return Verdict.edit({"command": new})
         try:
-            return Verdict.edit(json.loads(new), "edited by the user")
+            return Verdict.edit(json.loads(new))
         except (json.JSONDecodeError, TypeError):
             return Verdict.deny(t("magic.confirm_bad_edit"))
     return Verdict.deny(rest or t("result.denied_default"))
@@ -597,7 +614,7 @@ class AgentMagics(Magics):
                     t("magic.took_back" if took_back else "magic.kept", n=len(loop.messages)),
                     file=sys.stderr,
                 )
-                loop.stop_reason, loop.explanation = "error", e.explanation
+                loop.stage, loop.stop_reason, loop.explanation = "done", "error", e.explanation
             except KeyboardInterrupt:
                 _repair(loop, before)
                 print(t("magic.interrupted", n=len(loop.messages)), file=sys.stderr)
@@ -610,24 +627,19 @@ class AgentMagics(Magics):
     @contextmanager
     def _showing(self, loop: AgentLoop, mode: str) -> Iterator[None]:
         """Show the run while it goes; in a notebook, leave a one-line summary after."""
-        live: _Live | None = None
+        live: _Live | _WidgetLive | None = None
         if mode == "widgets":
             live = _WidgetLive(loop)
         elif mode == "live":
-            live = _Live()
-
-        def write(piece: str) -> None:
-            print(piece, end="", flush=True)
-
-        transcript = Transcript(loop, live.write if live is not None else write)
-        loop.subscribe(transcript)
+            live = _Live(loop)
+        listener = live.listener if live is not None else Transcript(loop, _print)
+        loop.subscribe(listener)
         try:
             yield
         finally:
-            loop.unsubscribe(transcript)
+            loop.unsubscribe(listener)
             if live is not None:
-                live.show(summary(loop))
-                live.close()
+                live.done(summary(loop))
 
     def _in_view(self, loop: AgentLoop, *, run: bool, confirm: bool) -> Any:
         """``--step`` and ``--confirm`` in a notebook: the cell returns a ``LoopView``.

@@ -506,18 +506,23 @@ def widgets(monkeypatch):
 
 
 def test_widgets_live_view_follows_the_loop_then_leaves_a_summary(ip, widgets, monkeypatch):
-    seen = []
-    real = magic._WidgetLive
+    seen = {"cards": [], "streamed": []}
 
-    class Spy(real):
-        def close(self):
-            seen.append(len(self.history.cards))  # one card per message, added live
-            super().close()
+    class Spy(magic._WidgetLive):
+        def on_event(self, event):
+            super().on_event(event)
+            seen["streamed"].append(self.stream.value)
+
+        def done(self, text):
+            seen["cards"].append(len(self.history.cards))  # one card per message, added live
+            super().done(text)
 
     monkeypatch.setattr(magic, "_WidgetLive", Spy)
     with capture_output() as captured:
-        result = cell(ip, "--offline", "How many .py files are here?")
-    assert seen == [4] and result.stop_reason == "end_turn"
+        result = cell(ip, "--offline --stream", "How many .py files are here?")
+    assert seen["cards"] == [4] and result.stop_reason == "end_turn"
+    assert "Let me check with bash." in seen["streamed"]  # the text, while it streamed
+    assert seen["streamed"][-1] == ""  # and gone once its card was added
     assert captured.outputs[-1].data["text/plain"].endswith("stop_reason end_turn")
     assert "$ find" not in captured.stdout
 
