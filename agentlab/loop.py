@@ -55,7 +55,7 @@ __all__ = [
     "request",
 ]
 
-DEFAULT_MODEL = os.environ.get("AGENTLAB_MODEL", "claude-sonnet-4-5")
+DEFAULT_MODEL = os.environ.get("AGENTLAB_MODEL", "claude-sonnet-5-5")
 DEFAULT_MAX_TOKENS = 8000  # as in the lesson
 DEFAULT_SYSTEM = (
     "You are a coding agent working in a terminal. Use the bash tool to inspect and "
