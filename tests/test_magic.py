@@ -143,6 +143,15 @@ def test_system_as_quoted_text_and_a_task_with_an_apostrophe(ip):
     assert client.requests[0]["messages"][0]["content"] == "What's here?"
 
 
+def test_a_question_mark_ending_an_agent_line_stays_in_the_task(ip):
+    client = scripted(ip, ["yes"])
+    ip.run_cell("%agent --client client Is hello.py here?")  # IPython alone: help on 'here'
+    assert client.requests[0]["messages"][0]["content"] == "Is hello.py here?"
+    untouched = ["%agent?\n"], ["%%agent\n", "%agent inside a cell body?\n"], ["x = 1?\n"]
+    for lines in untouched:
+        assert magic.keep_question_marks(list(lines)) == list(lines)
+
+
 def test_stream_prints_the_text_as_it_arrives(ip, capsys):
     scripted(ip, ["one two three"])
     cell(ip, "--client client --stream", "Count")
@@ -419,6 +428,13 @@ def test_a_live_view_in_a_kernel_ends_as_a_one_line_summary(ip, monkeypatch):
     )
     assert "$ find" not in captured.stdout  # nothing printed beside the view
     assert result.stop_reason == "end_turn"
+
+
+def test_view_text_prints_the_transcript_even_in_a_notebook(ip, monkeypatch, capsys):
+    monkeypatch.setattr(magic, "frontend", lambda shell: "widgets")
+    monkeypatch.setattr(ip.magics_manager.registry["AgentMagics"], "view", "text")
+    cell(ip, "--offline", "How many .py files are here?")
+    assert "$ find . -name '*.py'" in capsys.readouterr().out
 
 
 def test_frontend_tells_a_kernel_from_a_terminal(ip):
