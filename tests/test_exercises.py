@@ -119,14 +119,28 @@ def test_an_exception_is_reported_with_the_students_line():
 
 
 def test_an_endless_loop_is_stopped_at_the_time_limit():
-    def decide(response):
+    def first_message(query):
         while True:
             pass
 
-    report = check("decide", decide, timeout=0.2)
+    report = check("first_message", first_message, timeout=0.2)
     assert not report.passed
     assert all("still running after 0.2 s" in r.happened for r in report.results)
     assert not any(r.stuck for r in report.results)  # the thread was stopped each time
+
+
+def test_after_one_timeout_the_other_scenarios_wait_less():
+    def decide(response):
+        if response.stop_reason in ("end_turn", "refusal"):
+            while True:
+                pass
+        return "execute" if response.stop_reason == "tool_use" else "stop"
+
+    report = check("decide", decide, timeout=1)
+    timed_out = {r.scenario: r.happened for r in report.results if r.timed_out}
+    assert "still running after 1 s" in timed_out["end_turn"]  # the first: the full limit
+    assert "still running after 0.5 s" in timed_out["refusal"]  # later ones: a short one
+    assert sum(r.passed for r in report.results) == 7  # partial credit survives the loop
 
 
 def test_a_function_stuck_in_c_code_is_reported_and_the_rest_skipped():

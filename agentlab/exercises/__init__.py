@@ -20,12 +20,18 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentlab.exercises import strings as _strings  # noqa: F401  (registers the texts)
 from agentlab.exercises.report import Report, Result
-from agentlab.exercises.scenarios import DEFAULT_TIMEOUT, SCENARIOS, Scenario, evaluate
+from agentlab.exercises.scenarios import (
+    DEFAULT_TIMEOUT,
+    QUICK_TIMEOUT,
+    SCENARIOS,
+    Scenario,
+    evaluate,
+)
 from agentlab.i18n import t
 
 __all__ = ["DEFAULT_TIMEOUT", "Exercise", "Report", "Result", "check", "get", "list_exercises"]
@@ -157,8 +163,9 @@ def _signature_problem(exercise: Exercise, fn: Callable[..., Any]) -> str:
 def check(name: str, fn: Callable[..., Any], *, timeout: float = DEFAULT_TIMEOUT) -> Report:
     """Run ``fn`` on every scenario of exercise ``name``; never raises for the student's code.
 
-    ``timeout`` is the time limit per scenario, in seconds. The report says
-    "all passed" only when every scenario passed.
+    ``timeout`` is the time limit per scenario, in seconds; once a scenario has
+    timed out, the others get at most ``QUICK_TIMEOUT``. The report says "all
+    passed" only when every scenario passed.
     """
     exercise = get(name)
     scenarios = SCENARIOS[exercise.name]
@@ -169,13 +176,15 @@ def check(name: str, fn: Callable[..., Any], *, timeout: float = DEFAULT_TIMEOUT
     if problem:
         return Report(name, tuple(_not_run(s, problem) for s in scenarios), problem=problem)
     results: list[Result] = []
-    stuck = False  # a thread we could not stop: run nothing more beside it
+    limit = timeout
     for scenario in scenarios:
-        if stuck:
+        if results and results[-1].stuck:  # a thread we could not stop: run nothing beside it
             results.append(_not_run(scenario, t("ex.happened.skipped_stuck")))
-        else:
-            results.append(evaluate(scenario, fn, timeout))
-            stuck = results[-1].stuck
+            results[-1] = replace(results[-1], stuck=True)
+            continue
+        results.append(evaluate(scenario, fn, limit))
+        if results[-1].timed_out:  # a working function needs milliseconds: wait less from now on
+            limit = min(timeout, QUICK_TIMEOUT)
     if all(r.stub for r in results):
         problem = t("ex.report.stub", name=name)
     return Report(name, tuple(results), problem=problem)

@@ -31,7 +31,8 @@ class Result:
     hint: str = ""
     notes: tuple[str, ...] = ()  # "what a real harness must handle": never a failure
     printed: str = ""  # what the student's function printed
-    stuck: bool = False  # the function was still running when we gave up on it
+    timed_out: bool = False  # it was still running at the time limit
+    stuck: bool = False  # and still running after we asked it to stop
     stub: bool = False  # it raised NotImplementedError
 
 

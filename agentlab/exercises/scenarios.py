@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "QUICK_TIMEOUT",
     "SCENARIOS",
     "ExerciseClient",
     "Fail",
@@ -41,6 +42,9 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 2.0  # seconds per scenario; a correct answer takes milliseconds
+QUICK_TIMEOUT = (
+    0.5  # per scenario once one has timed out, so an endless loop costs seconds, not minutes
+)
 CALL_LIMIT = 40  # a fake called more often than this ends the student's code with Stop
 
 # ---------------------------------------------------------------------------
@@ -210,6 +214,7 @@ def evaluate(scenario: Scenario, fn: Callable[..., Any], timeout: float) -> Resu
             hint=t(f"ex.hint.{idea}"),
             notes=tuple(trial.notes),
             printed=trial.outcome.printed,
+            timed_out=trial.outcome.timed_out,
             stuck=trial.outcome.stuck,
             stub=isinstance(trial.outcome.error, NotImplementedError),
         )
