@@ -282,9 +282,7 @@ def test_reset_history_save_and_load(ip, tmp_path, capsys):
                     {"role": "user", "content": "hi"},
                     {
                         "role": "assistant",
-                        "content": [
-                            {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}
-                        ],
+                        "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}],
                     },
                 ]
             ),
