@@ -50,12 +50,12 @@ def hello_loop(tmp_path: Path, **options: Any) -> tuple[al.AgentLoop, ScriptedCl
 
 def test_history_view_one_card_per_message() -> None:
     view = HistoryView(tool_turn())
-    assert len(view.cards) == 4
+    assert len(view.cards) == 4 and all(isinstance(c, W.HTML) for c in view.cards)
     assert repr(view) == "HistoryView(messages=4, pairs=1)"
     assert "4 message(s) · 1 tool call(s)" in html_of(view)
-    assert classes(view.cards[0])[-2:] == ["al-card", "al-card-user"]
-    assert "al-card-results" in classes(view.cards[2])
-    assert "<strong>hello</strong>" in html_of(view.cards[3])
+    assert 'class="al-card al-card-user"' in view.cards[0].value
+    assert 'class="al-card al-card-results"' in view.cards[2].value
+    assert "<strong>hello</strong>" in view.cards[3].value
 
 
 @pytest.mark.parametrize("where", ["text", "tool_input", "tool_output"])
@@ -73,18 +73,25 @@ def test_history_view_escapes_model_and_tool_text(where: str) -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_selecting_one_side_of_a_pair_highlights_both() -> None:
+def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     view = HistoryView(tool_turn())
-    use_row, result_row = view.rows("toolu_01")
-    use_button, result_button = use_row.children[0], result_row.children[0]
-    assert use_button.description == result_button.description == "⇄ 1"
-    assert use_button.style.button_color == result_button.style.button_color
-    result_button.click()
+    use_card, result_card = view.cards[1].value, view.cards[2].value
+    for card in (use_card, result_card):
+        assert 'class="al-block al-pair al-pair-1"' in card
+        assert 'class="al-badge al-pinner" style="background:#d97706"' in card  # click to pin
+        assert '<input type="checkbox" class="al-pin" hidden>⇄ 1</label>' in card
+    # hovering or pinning either half lights up both: one CSS rule, shipped with the tool_use
+    assert ".al-root:has(.al-pair-1:hover) .al-pair-1" in use_card
+
+
+def test_select_pins_a_pair_from_python() -> None:
+    view = HistoryView(tool_turn())
+    scope = [c for c in classes(view) if c.startswith("al-hv-")][0]
+    view.select("toolu_01")
     assert view.selected == "toolu_01"
-    assert "al-row-selected" in classes(use_row) and "al-row-selected" in classes(result_row)
-    use_button.click()  # a second click clears it
-    assert view.selected is None
-    assert "al-row-selected" not in classes(use_row) + classes(result_row)
+    assert f".{scope} .al-pair-1{{" in view._selection.value
+    view.select("toolu_nope")
+    assert view.selected is None and view._selection.value == ""
 
 
 def test_broken_history_is_flagged_on_the_cards() -> None:
@@ -94,8 +101,13 @@ def test_broken_history_is_flagged_on_the_cards() -> None:
     assert {p.rule for p in view.problems} == {"unanswered", "unexpected_result"}
     assert "&#x27;unanswered&#x27;" in html_of(view.cards[1])
     assert "&#x27;unexpected_result&#x27;" in html_of(view.cards[2])
-    (unexpected_row,) = [c for c in view.cards[2].children if isinstance(c, W.HBox)]
-    assert unexpected_row.children[0].description == "?" and unexpected_row.children[0].disabled
+    assert (
+        'style="background:#cf222e" title="answers no tool_use in the message before it">?<'
+        in view.cards[2].value
+    )
+    assert (
+        "al-pair-" not in view.cards[2].value.split("al-flag")[0]
+    )  # no pair colour: it has no partner
     assert "2 problem(s)" in html_of(view)
 
 
@@ -391,6 +403,17 @@ def test_run_to_end_yields_to_the_event_loop_between_stages(tmp_path: Path) -> N
 
     seen = asyncio.run(main())
     assert loop.stage == "done" and len(set(seen)) >= 3
+
+
+def test_run_to_end_called_in_a_cell_finishes_before_returning(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+
+    async def cell() -> None:  # a kernel runs cells inside its event loop
+        view.run_to_end()
+        assert loop.stage == "done" and not view.busy
+
+    asyncio.run(cell())
 
 
 def test_stop_click_while_running_in_the_event_loop(tmp_path: Path) -> None:

@@ -6,42 +6,35 @@
 One card per message. Text is Markdown (raw HTML off, sanitised); a
 ``tool_use`` shows its name, input and short id; a ``tool_result`` its
 output (long output folded) and ``is_error``. A tool_use and its tool_result
-share a coloured pair button: click either to light up both. A rule the
-history breaks (an unanswered tool_use, a result nobody asked for, ...) is
-flagged on the card, in the API's own words.
+share a coloured, numbered badge. Hover over either and both light up; click
+a badge to pin the highlight (plain CSS in the page, so it works without a
+trip to the kernel, and in nbviewer too); ``view.select(tool_use_id)`` pins
+one from Python. A rule the history breaks (an unanswered tool_use, a result
+nobody asked for, ...) is flagged on the card, in the API's own words.
 
-Live updates cost the same for a long history as for a short one: an appended
-message adds one card and touches nothing else (cards sit in pages of 50, so
-only one small page's ``children`` is reassigned).
+Each card is one HTML widget, drawn by the same function as the widget-free
+HTML (``render.card_html``). Live updates cost the same for a long history as
+for a short one: an appended message adds one card, and at most redraws the
+card before it (its tool calls are now answered, or flagged). Cards sit in
+pages of 50, so an append reassigns one small page's ``children``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
 from typing import Any
 
 import ipywidgets as W
 
-from agentlab.history import Problem, blocks
-from agentlab.i18n import t
+from agentlab.history import Problem
 from agentlab.loop import Event
 from agentlab.widgets.base import dispose, source
-from agentlab.widgets.render import (
-    STYLE,
-    Marks,
-    Pair,
-    block_html,
-    card_head_html,
-    flags_html,
-    result_note,
-    role_of,
-    summary_html,
-    transcript_html,
-)
+from agentlab.widgets.render import STYLE, Marks, card_html, summary_html, transcript_html
 
 __all__ = ["HistoryView"]
 
 PAGE = 50  # cards per page: an append reassigns one page's children, never all cards
+_views = itertools.count(1)  # a class per view, so a pinned pair lights up in its own view only
 
 
 class HistoryView(W.VBox):
@@ -50,12 +43,14 @@ class HistoryView(W.VBox):
     def __init__(self, messages_or_loop: Any = None) -> None:
         super().__init__()
         self.messages, self.loop = source(messages_or_loop)
-        self.add_class("al-root")
-        self.add_class("al-history")
+        self._scope = f"al-hv-{next(_views)}"
+        for name in ("al-root", "al-history", self._scope):
+            self.add_class(name)
         self._summary = W.HTML()
+        self._selection = W.HTML()  # a <style> that pins the selected pair
         self.pages = W.VBox()  # each page is a VBox of up to PAGE cards
-        self.children = (W.HTML(STYLE), self._summary, self.pages)
-        self.selected: str | None = None  # the highlighted pair's tool_use id
+        self.children = (W.HTML(STYLE), self._selection, self._summary, self.pages)
+        self.selected: str | None = None  # the pinned pair's tool_use id
         self._clear()
         self.rebuild()
         if self.loop is not None:
@@ -63,8 +58,8 @@ class HistoryView(W.VBox):
 
     # -- reading the view ---------------------------------------------------------
     @property
-    def cards(self) -> tuple[W.VBox, ...]:
-        """Every card, in history order."""
+    def cards(self) -> tuple[W.HTML, ...]:
+        """Every card, in history order (one HTML widget per message)."""
         return tuple(self._cards)
 
     @property
@@ -76,18 +71,14 @@ class HistoryView(W.VBox):
         """The rules this history breaks, as flagged on the cards."""
         return [p for i in sorted(self._marks.problems) for p in self._marks.problems[i]]
 
-    def rows(self, tool_id: str) -> tuple[W.HBox, ...]:
-        """The tool_use row and the tool_result row(s) of one pair."""
-        return tuple(self._rows.get(str(tool_id), ()))
-
     # -- keeping up with the history --------------------------------------------
     def rebuild(self) -> None:
         """Throw every card away and draw the history again."""
-        old = self._cards
+        old = self.pages.children
         self._clear()
         self.pages.children = ()
-        for card in old:
-            dispose(card)
+        for page in old:
+            dispose(page)
         for i in range(len(self.messages)):
             self._add(i)
         self._show_summary()
@@ -105,12 +96,11 @@ class HistoryView(W.VBox):
         self._show_summary()
 
     def select(self, tool_id: str | None) -> None:
-        """Highlight one pair (its tool_use and its tool_result); None clears it."""
-        for row in self._rows.get(self.selected or "", ()):
-            row.remove_class("al-row-selected")
-        self.selected = None if tool_id is None else str(tool_id)
-        for row in self._rows.get(self.selected or "", ()):
-            row.add_class("al-row-selected")
+        """Pin the highlight on one pair (its tool_use and its tool_result); None clears it."""
+        pair = self._marks.pairs.get(str(tool_id)) if tool_id is not None else None
+        self.selected = pair.id if pair else None
+        rule = f".{self._scope} .al-pair-{pair.number}" if pair else ""
+        self._selection.value = f"<style>{rule}{{{_SELECTED}}}</style>" if pair else ""
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "append":
@@ -124,88 +114,24 @@ class HistoryView(W.VBox):
 
     # -- building cards ---------------------------------------------------------
     def _clear(self) -> None:
-        self._cards: list[W.VBox] = []
+        self._cards: list[W.HTML] = []
         self._seen: list[Any] = []
         self._marks = Marks()
-        self._rows: dict[str, list[W.HBox]] = {}
-        self._uses: dict[str, tuple[W.HTML, Mapping[str, Any], Pair]] = {}
-        self.selected = None
+        self.select(None)
 
     def _add(self, i: int) -> None:
-        messages = self.messages
-        changed, earlier = self._marks.add(messages, i)
-        for key in changed:  # the previous card's tool_use rows: now answered, or missing
-            if key in self._uses:
-                html, block, pair = self._uses[key]
-                html.value = block_html(block, pair, self._marks.notes.get(key, ""), badge=False)
-        if earlier and self._cards:  # a rule broken by the previous message shows on its card
-            prev = self._cards[-1]
-            prev.children = prev.children + (W.HTML(flags_html(earlier)),)
-        card = self._card(messages, i)
+        changed, earlier = self._marks.add(self.messages, i)
+        if (changed or earlier) and self._cards:  # the card before: answered now, or flagged
+            self._cards[-1].value = card_html(self.messages, i - 1, self._marks)
+        card = W.HTML(card_html(self.messages, i, self._marks))
+        card.add_class("al-cardbox")
         self._cards.append(card)
-        self._seen.append(messages[i])
+        self._seen.append(self.messages[i])
         pages = self.pages.children
         if pages and len(pages[-1].children) < PAGE:
             pages[-1].children = pages[-1].children + (card,)
         else:
             self.pages.children = pages + (W.VBox([card]),)
-
-    def _card(self, messages: Sequence[Any], i: int) -> W.VBox:
-        message = messages[i]
-        parts: list[W.Widget] = []
-        html = card_head_html(i, message)  # text blocks gather here until a tool block
-        for b in blocks(message):
-            kind = b.get("type")
-            if kind not in ("tool_use", "tool_result"):
-                html += block_html(b)
-                continue
-            if html:
-                parts.append(W.HTML(html))
-                html = ""
-            parts.append(self._tool_row(messages, i, b))
-        problems = self._marks.problems.get(i, [])
-        html += flags_html(problems)
-        if html:
-            parts.append(W.HTML(html))
-        card = W.VBox(parts)
-        card.add_class("al-card")
-        card.add_class(f"al-card-{role_of(message)}")
-        return card
-
-    def _tool_row(self, messages: Sequence[Any], i: int, block: Mapping[str, Any]) -> W.HBox:
-        if block.get("type") == "tool_use":
-            key = str(block.get("id"))
-            pair: Pair | None = self._marks.pair_for(key)
-            note = self._marks.notes.get(key, "")
-        else:
-            key = str(block.get("tool_use_id"))
-            pair = self._marks.result_pair(messages, i, block)
-            note = result_note(i, pair)
-        html = W.HTML(block_html(block, pair, note, badge=False), layout=W.Layout(flex="1 1 auto"))
-        button = W.Button(
-            description=pair.label if pair else "?",
-            tooltip=t("view.pair.select") if pair else t("view.pair.unexpected"),
-            disabled=pair is None,
-            layout=W.Layout(width="48px", min_width="48px", height="24px", margin="7px 6px 0 0"),
-        )
-        button.style.button_color = pair.color if pair else "#cf222e"
-        button.style.text_color = "white"
-        button.style.font_weight = "bold"
-        button.add_class("al-pairbtn")
-        row = W.HBox([button, html], layout=W.Layout(align_items="flex-start"))
-        row.add_class("al-row")
-        if pair is not None:
-            self._rows.setdefault(pair.id, []).append(row)
-            if block.get("type") == "tool_use":
-                self._uses[key] = (html, block, pair)
-
-            def on_click(_: Any, tool_id: str = pair.id) -> None:
-                self.select(None if self.selected == tool_id else tool_id)
-
-            button.on_click(on_click)
-            if self.selected == pair.id:
-                row.add_class("al-row-selected")
-        return row
 
     def _show_summary(self) -> None:
         n_problems = sum(len(v) for v in self._marks.problems.values())
@@ -222,3 +148,9 @@ class HistoryView(W.VBox):
         if self.loop is not None:
             self.loop.unsubscribe(self._on_event)
         super().close()
+
+
+_SELECTED = (
+    "box-shadow:inset 0 0 0 2px var(--al-pair);"
+    "background:color-mix(in srgb,var(--al-pair) 9%,var(--jp-layout-color1,#fff))"
+)

@@ -16,16 +16,16 @@ Python code. Each click runs its stage synchronously in the button's callback
 (widget updates still reach the browser while it runs, so streamed text
 appears as it arrives) and returns.
 
-*Run turn* / *Run to end* run one stage per callback: after each stage the
-next one is scheduled on the kernel's event loop (``call_soon``), so between
-stages the kernel handles clicks that came in. That is what **Stop** relies
+Clicked, *Run turn* / *Run to end* run one stage per callback: after each
+stage the next one is scheduled on the kernel's event loop (``call_soon``),
+so between stages the kernel handles clicks that came in. That is what **Stop** relies
 on: it sets a flag that is checked between stages, and the run stops before
 the next one. Stop cannot cut a stage short; to stop a tool or a request
 that is running (a slow ``sleep 100``), use the kernel's interrupt (the ■
 button in JupyterLab). The view catches that ``KeyboardInterrupt``: an
 interrupted tool gets an ``is_error`` result, so the history stays valid.
-Outside a kernel (plain Python, tests) there is no event loop to return to,
-and a run goes on in the same call. While a stage runs, the status line shows
+Called as methods in a cell (``view.run_to_end()``), and outside a kernel,
+a run goes on to its end in the same call. While a stage runs, the status line shows
 the elapsed time (a small thread updates it).
 
 Confirm mode: asking a person before a tool runs
@@ -178,16 +178,16 @@ class LoopView(W.VBox):
         self.turn_button = _button("view.button.turn", "forward")
         self.run_button = _button("view.button.run", "fast-forward")
         self.reset_button = _button("view.button.reset", "undo")
-        self.stop_button = _button("view.button.stop", "stop", "danger")
+        self.stop_button = _button("view.button.stop", "stop")
         self.confirm_box = W.Checkbox(
             value=bool(confirm),
             description=t("view.confirm"),
             indent=False,
             layout=W.Layout(width="auto"),
         )
-        self.next_button.on_click(lambda _: self.next_stage())
-        self.turn_button.on_click(lambda _: self.run_turn())
-        self.run_button.on_click(lambda _: self.run_to_end())
+        self.next_button.on_click(lambda _: self._go("stage", from_click=True))
+        self.turn_button.on_click(lambda _: self._go("turn", from_click=True))
+        self.run_button.on_click(lambda _: self._go("end", from_click=True))
         self.reset_button.on_click(lambda _: self.reset())
         self.stop_button.on_click(lambda _: self.stop())
         # left column: diagram, what the next stage does, decision, tokens
@@ -278,6 +278,7 @@ class LoopView(W.VBox):
         )
 
         self._goal: Goal | None = None
+        self._cooperative = False  # a click's run: give the kernel a turn between stages
         self._busy = False
         self._stop_requested = False
         self._verdicts: dict[str, Verdict] | None = None  # confirm mode: answers for this execute
@@ -379,10 +380,11 @@ class LoopView(W.VBox):
         self.answer(Verdict.edit(new))
 
     # -- running stages --------------------------------------------------------------
-    def _go(self, goal: Goal) -> None:
+    def _go(self, goal: Goal, from_click: bool = False) -> None:
         if self._busy or self._waiting or self.loop.stage == "done":
             return
         self._goal, self._stop_requested, self._note = goal, False, ""
+        self._cooperative = from_click
         self.error.value = ""
         self._busy = True
         self._update()
@@ -416,7 +418,11 @@ class LoopView(W.VBox):
                 return
 
     def _later(self, fn: Callable[[], None]) -> bool:
-        """Call ``fn`` from the kernel's event loop soon, if one is running."""
+        """Call ``fn`` from the kernel's event loop soon, if this run came from a
+        click and an event loop is running (a method called in a cell runs on
+        to the end before the cell returns, as a student expects)."""
+        if not self._cooperative:
+            return False
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -517,7 +523,7 @@ class LoopView(W.VBox):
         }
         title = t("view.approval.title", k=done + 1, n=total, name=_get(use, "name"))
         warn = f'<div class="al-bad">{escape(problem)}</div>' if problem else ""
-        self.approval_info.value = f"<b>✋ {escape(title)}</b>{block_html(block, pair)}{warn}"
+        self.approval_info.value = f"<b>⚠ {escape(title)}</b>{block_html(block, pair)}{warn}"
         data = _get(use, "input")
         if not problem:
             if isinstance(data, dict) and set(data) == {"command"}:
@@ -579,12 +585,12 @@ class LoopView(W.VBox):
     # -- drawing ----------------------------------------------------------------------
     def _show_elapsed(self, seconds: float) -> None:
         text = t("view.running", what=self._activity, seconds=seconds)
-        self.status.value = f'<div class="al-status">⏳ {escape(text)}</div>'
+        self.status.value = f'<div class="al-status">◷ {escape(text)}</div>'
 
     def _status_html(self) -> str:
         loop = self.loop
         if self._waiting:
-            text = f'<span class="al-wait">✋ {escape(t("view.waiting"))}</span>'
+            text = f'<span class="al-wait">⚠ {escape(t("view.waiting"))}</span>'
         elif self._note:
             text = f'<span class="al-wait">■ {escape(self._note)}</span>'
         elif loop.stage == "done":

@@ -34,6 +34,7 @@ __all__ = [
     "flags_html",
     "fold",
     "markdown",
+    "pair_style",
     "pairing_table_html",
     "result_html",
     "role_of",
@@ -84,7 +85,7 @@ STYLE = """<style>
 .al-id{font-family:var(--jp-code-font-family,ui-monospace,monospace);font-size:11px;
  color:var(--jp-content-font-color2,#57606a)}
 .al-badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;font-weight:700;
- color:#fff;line-height:18px}
+ color:#fff;line-height:18px;white-space:nowrap}
 .al-tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;line-height:18px;
  border:1px solid currentColor}
 .al-note{font-size:11px;color:var(--jp-content-font-color2,#57606a);margin-left:auto}
@@ -103,7 +104,8 @@ table.al-pairs{border-collapse:collapse;font-size:12px;width:100%}
 table.al-pairs th{text-align:left;font-weight:600;color:var(--jp-content-font-color2,#57606a);
  border-bottom:1px solid var(--jp-border-color2,#d0d7de);padding:3px 8px}
 table.al-pairs td{border-bottom:1px solid var(--jp-border-color3,#eaeef2);padding:3px 8px;
- vertical-align:top}
+ vertical-align:top;white-space:nowrap}
+table.al-pairs td.al-wrap{white-space:normal;overflow-wrap:anywhere}
 table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,monospace)}
 .al-section{font-weight:650;font-size:12px;letter-spacing:.03em;text-transform:uppercase;
  color:var(--jp-content-font-color2,#57606a);margin:10px 0 4px 2px}
@@ -119,10 +121,11 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-stream{border:1px dashed #7c3aed;border-radius:8px;padding:6px 12px;margin:0 0 8px 0;
  white-space:pre-wrap}
 .al-status{font-size:12px;color:var(--jp-content-font-color2,#57606a)}
-.al-title{font-size:15px;font-weight:650}
-.al-row-selected .al-block{box-shadow:0 0 0 3px var(--al-pair,#d97706);
- background:var(--jp-layout-color2,#f6f8fa)}
-.al-pairbtn button,.al-pairbtn{font-weight:700}
+.al-title{font-size:16px;font-weight:700}
+.al-loop{border:1px solid var(--jp-border-color2,#d0d7de);border-radius:12px;padding:12px 16px 14px 16px;
+ background:var(--jp-layout-color1,#fff)}
+.al-pinner{cursor:pointer;user-select:none}
+.al-pinner:has(.al-pin:checked){box-shadow:0 0 0 2px var(--jp-layout-color1,#fff),0 0 0 3.5px #1f2328}
 .al-about{font-size:12px;color:var(--jp-content-font-color2,#57606a);margin:2px 4px 8px 4px}
 </style>"""
 
@@ -290,17 +293,43 @@ def _other(block: Any) -> str:
     )
 
 
-def _badge(pair: Pair | None) -> str:
+def _badge(pair: Pair | None, pin: bool = True) -> str:
+    """The pair's badge. Inside a card it holds a hidden checkbox: clicking the
+    badge pins the highlight of both halves of the pair (pure CSS, see
+    ``pair_style``), hovering either half lights up both."""
     if pair is None:
-        return f'<span class="al-badge" style="background:{ERROR_COLOR}">?</span>'
-    return f'<span class="al-badge" style="background:{pair.color}">{escape(pair.label)}</span>'
+        tip = escape(t("view.pair.unexpected"))
+        return f'<span class="al-badge" style="background:{ERROR_COLOR}" title="{tip}">?</span>'
+    style = f'style="background:{pair.color}"'
+    if not pin:
+        return f'<span class="al-badge" {style}>{escape(pair.label)}</span>'
+    tip = escape(t("view.pair.select"))
+    return (
+        f'<label class="al-badge al-pinner" {style} title="{tip}">'
+        f'<input type="checkbox" class="al-pin" hidden>{escape(pair.label)}</label>'
+    )
+
+
+def pair_style(pair: Pair) -> str:
+    """CSS that lights up both blocks of a pair while either is hovered or pinned.
+
+    ``:has()`` finds the view (``.al-root``) holding the hovered block, so the
+    highlight stays inside that view.
+    """
+    c = f".al-pair-{pair.number}"
+    return (
+        f"<style>.al-root:has({c}:hover) {c},.al-root:has({c} .al-pin:checked) {c}"
+        "{box-shadow:inset 0 0 0 2px var(--al-pair);"
+        "background:color-mix(in srgb,var(--al-pair) 9%,var(--jp-layout-color1,#fff))}</style>"
+    )
 
 
 def block_html(
-    block: Mapping[str, Any], pair: Pair | None = None, note: str = "", badge: bool = True
+    block: Mapping[str, Any], pair: Pair | None = None, note: str = "", badge: bool | None = True
 ) -> str:
     """One content block. ``pair`` marks a tool_use/tool_result with its pair colour;
-    ``note`` is a short status line (answered / waiting / answers ...)."""
+    ``note`` is a short status line (answered / waiting / answers ...).
+    ``badge``: True for a clickable (pinning) badge, False for a plain one, None for none."""
     kind = block.get("type")
     if kind == "text":
         return f'<div class="al-text">{markdown(str(block.get("text", "")))}</div>'
@@ -309,8 +338,13 @@ def block_html(
     color = pair.color if pair is not None else ERROR_COLOR
     is_error = kind == "tool_result" and bool(block.get("is_error"))
     classes = "al-block" + (" al-error-block" if is_error else "")
+    if pair is not None:
+        classes += f" al-pair al-pair-{pair.number}"
     ident = block.get("id") if kind == "tool_use" else block.get("tool_use_id")
-    head = [_badge(pair) if badge else "", f'<span class="al-kind">{kind}</span>']
+    head = [
+        _badge(pair, pin=badge) if badge is not None else "",
+        f'<span class="al-kind">{kind}</span>',
+    ]
     if kind == "tool_use":
         head.append(f'<span class="al-name">{escape(block.get("name"))}</span>')
     head.append(f'<span class="al-id" title="{escape(ident)}">{escape(short_id(ident))}</span>')
@@ -423,7 +457,8 @@ def card_html(messages: Sequence[Any], i: int, marks: Marks) -> str:
     for b in blocks(message):
         if b.get("type") == "tool_use":
             key = str(b.get("id"))
-            parts.append(block_html(b, marks.pair_for(key), marks.notes.get(key, "")))
+            pair = marks.pair_for(key)
+            parts.append(pair_style(pair) + block_html(b, pair, marks.notes.get(key, "")))
         elif b.get("type") == "tool_result":
             pair = marks.result_pair(messages, i, b)
             parts.append(block_html(b, pair, result_note(i, pair)))
@@ -431,7 +466,10 @@ def card_html(messages: Sequence[Any], i: int, marks: Marks) -> str:
             parts.append(block_html(b))
     parts.append(flags_html(marks.problems.get(i, [])))
     color = ROLE_COLORS.get(role, "#8c959f")
-    return f'<div class="al-card" style="border-left-color:{color}">{"".join(parts)}</div>'
+    return (
+        f'<div class="al-card al-card-{role}" style="border-left-color:{color}">'
+        f"{''.join(parts)}</div>"
+    )
 
 
 def summary_html(n_messages: int, n_pairs: int, n_problems: int) -> str:
@@ -505,11 +543,12 @@ def pairing_table_html(
         seconds = (durations or {}).get(p.id)
         duration = f"{seconds:.2f} s" if seconds is not None else "—"
         pair = Pair(numbers[p.id], p.id)
+        row = f'class="al-pair al-pair-{pair.number}" style="--al-pair:{pair.color}"'
         body.append(
-            f"<tr><td>{_badge(pair)}</td><td>{p.turn}</td>"
+            f"<tr {row}><td>{_badge(pair)}</td><td>{p.turn}</td>"
             f'<td class="al-mono" title="{escape(p.id)}">{escape(short_id(p.id))}</td>'
             f'<td class="al-mono">{escape(p.name)}</td>'
-            f'<td class="al-mono">{escape(_summary(p.input))}</td>'
+            f'<td class="al-mono al-wrap">{escape(_summary(p.input))}</td>'
             f'<td class="{css}">{escape(status)}</td><td>{duration}</td></tr>'
         )
     title = f'<div class="al-section">{escape(t("view.pairs.title"))}</div>'

@@ -1,0 +1,134 @@
+"""LoopView in real JupyterLab + Chromium: step one turn by clicks; deny a tool call.
+
+The notebook builds a LoopView on an offline ScriptedClient that asks for one
+bash call (``echo hello``, run in a temp folder) and then answers. Every click
+below goes from the browser to the kernel and back, as in a classroom.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "loopview.png"
+
+FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK (2-4 s) on the first request
+
+SETUP = """\
+import tempfile
+import agentlab as al
+from agentlab.offline import ScriptedClient, text, tool_use
+
+workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
+client = ScriptedClient([
+    [text("I'll ask bash to say it: `echo hello`."), tool_use("bash", {"command": "echo hello"})],
+    "Bash printed **hello**, so the command worked.",
+])
+loop = al.AgentLoop(client, "Say hello from bash.", tools=[al.bash_tool(cwd=workdir)])
+view = al.LoopView(loop, confirm=CONFIRM)
+view
+"""
+
+
+def open_view(lab: Any, page: Any, name: str, confirm: bool) -> Any:
+    from playwright.sync_api import expect
+
+    lab.write_notebook(name, [SETUP.replace("CONFIRM", str(confirm))])
+    panel = lab.open_notebook(page, name)
+    lab.run_all(page)
+    view = panel.locator(".al-loop")
+    expect(view).to_be_visible()
+    return view
+
+
+def lit(view: Any, node: str) -> Any:
+    """The diagram node drawn as the next stage."""
+    return view.locator(f'g[data-node="{node}"][data-state="next"]')
+
+
+def test_next_stage_through_one_turn(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    start = time.monotonic()
+    view = open_view(lab, page, "loopview.ipynb", confirm=False)
+    next_stage = view.get_by_role("button", name="Next stage")
+    expect(lit(view, "request")).to_have_count(1)
+
+    next_stage.click()  # request: the reply (with its tool_use) is saved in the history
+    expect(lit(view, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
+    expect(view.locator(".al-card-assistant .al-kind", has_text="tool_use")).to_have_count(1)
+    next_stage.click()  # decide
+    expect(lit(view, "execute")).to_have_count(1)
+    expect(view.locator(".al-decision")).to_contain_text('stop_reason = "tool_use"')
+    next_stage.click()  # execute: the result waits to be appended
+    expect(lit(view, "append")).to_have_count(1)
+    expect(view.locator(".al-panel", has_text="Results ready to append")).to_contain_text("hello")
+    next_stage.click()  # append: back to request
+    expect(lit(view, "request")).to_have_count(1)
+    expect(view.locator('path[data-edge="append-request"][stroke="#d97706"]')).to_have_count(1)
+
+    result_card = view.locator(".al-card-results")
+    expect(result_card).to_have_count(1)
+    expect(result_card.locator(".al-code")).to_have_text("hello")
+    history = view.locator(".al-history")
+    use_block = history.locator(".al-card-assistant .al-pair-1")
+    result_block = history.locator(".al-card-results .al-pair-1")
+    expect(history.locator(".al-badge", has_text="⇄ 1")).to_have_count(2)  # tool_use, tool_result
+    expect(view.locator("table.al-pairs")).to_contain_text("✓ ok")
+    expect(view).to_contain_text("turn 1 of at most 20 · 3 message(s)")
+
+    lit_up = re.compile("inset")  # the pair's ring, drawn by CSS alone
+    expect(use_block).not_to_have_css("box-shadow", lit_up)
+    result_block.hover()  # hovering the result lights up its tool_use too
+    expect(use_block).to_have_css("box-shadow", lit_up)
+    result_block.locator(".al-badge").click()  # a click pins it
+    view.locator(".al-title").hover()
+    expect(use_block).to_have_css("box-shadow", lit_up)
+    expect(result_block).to_have_css("box-shadow", lit_up)
+
+    # The picture for the docs: the whole view, with room around it.
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+    page.set_viewport_size({"width": 1360, "height": 1500})
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    view.screenshot(path=str(SCREENSHOT))
+    print(f"\nscreenshot: {SCREENSHOT} (test body {time.monotonic() - start:.1f}s)")
+
+
+def test_confirm_mode_deny_reaches_the_model(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    view = open_view(lab, page, "loopview_confirm.ipynb", confirm=True)
+    next_stage = view.get_by_role("button", name="Next stage")
+    next_stage.click()
+    expect(lit(view, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
+    next_stage.click()
+    expect(lit(view, "execute")).to_have_count(1)
+    approval = view.locator(".al-approval")
+    expect(approval).to_be_hidden()
+
+    next_stage.click()  # execute: asks first; the callback returns and the kernel is free
+    expect(approval).to_be_visible()
+    expect(approval).to_contain_text("Approval needed (1 of 1)")
+    expect(approval).to_contain_text("echo hello")
+    expect(view).to_contain_text("Waiting for your approval")
+    expect(next_stage).to_be_disabled()
+    page.set_viewport_size({"width": 1360, "height": 1500})
+    view.screenshot(path=str(SCREENSHOT.with_name("loopview-approval.png")))
+
+    approval.get_by_placeholder("Why not?").fill("no shell today")
+    approval.get_by_role("button", name="Deny").click()
+    expect(approval).to_be_hidden()
+    expect(lit(view, "append")).to_have_count(1)
+    next_stage.click()  # append
+    result_card = view.locator(".al-card-results")
+    expect(result_card).to_contain_text("Denied by the user: no shell today")
+    expect(result_card).to_contain_text("is_error")
+    next_stage.click()  # request: the model reads the denial
+    expect(view.locator(".al-card-assistant")).to_have_count(2)
+    expect(view.locator("table.al-pairs")).to_contain_text("✗ error")
