@@ -457,8 +457,8 @@ def card_html(messages: Sequence[Any], i: int, marks: Marks) -> str:
     for b in blocks(message):
         if b.get("type") == "tool_use":
             key = str(b.get("id"))
-            pair = marks.pair_for(key)
-            parts.append(pair_style(pair) + block_html(b, pair, marks.notes.get(key, "")))
+            use_pair = marks.pair_for(key)
+            parts.append(pair_style(use_pair) + block_html(b, use_pair, marks.notes.get(key, "")))
         elif b.get("type") == "tool_result":
             pair = marks.result_pair(messages, i, b)
             parts.append(block_html(b, pair, result_note(i, pair)))
