@@ -170,13 +170,11 @@ class Report:
                 out += [
                     f"<li><p>✗ <code>{e(r.scenario)}</code>: {e(r.title)}</p>",
                     "<table>",
-                    f"<tr><th>{e(t('ex.report.expected'))}</th><td><pre>{e(r.expected)}</pre></td></tr>",
-                    f"<tr><th>{e(t('ex.report.happened'))}</th><td><pre>{e(r.happened)}</pre></td></tr>",
+                    _row(t("ex.report.expected"), r.expected),
+                    _row(t("ex.report.happened"), r.happened),
                 ]
                 if r.printed:
-                    out.append(
-                        f"<tr><th>{e(t('ex.report.printed'))}</th><td><pre>{e(r.printed)}</pre></td></tr>"
-                    )
+                    out.append(_row(t("ex.report.printed"), r.printed))
                 out += [
                     "</table>",
                     f"<p><strong>{e(t('ex.report.hint', idea=r.idea_title))}</strong> {e(r.hint)}</p>",
@@ -199,6 +197,14 @@ class Report:
             out.append("</ul>")
         out.append("</div>")
         return "\n".join(out)
+
+
+_LEFT = 'style="text-align:left;vertical-align:top"'  # notebooks right-align table cells
+
+
+def _row(label: str, value: str) -> str:
+    e = html.escape
+    return f"<tr><th {_LEFT}>{e(label)}</th><td {_LEFT}><pre>{e(value)}</pre></td></tr>"
 
 
 def _indent(label: str, value: str) -> list[str]:
