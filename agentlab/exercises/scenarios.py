@@ -771,7 +771,7 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
     odd = [c for c in bash.calls if not isinstance(c, str)]
     if odd:
         trial.fail(
-            t("ex.expect.command", value="'ls'"),
+            t("ex.expect.command", value="block.input['command']"),
             t("ex.happened.command", value=show(odd[0])),
             "command",
         )
