@@ -416,9 +416,11 @@ class AgentMagics(Magics):
         return value
 
     def _fresh(self) -> AgentSession:
+        """A new, empty conversation; the tools and the connected client stay."""
         old = self.shell.user_ns.get(SESSION_NAME)
-        tools = old.tools if _session_ok(old) else None
-        session = self.shell.user_ns[SESSION_NAME] = AgentSession(tools=tools)
+        session = AgentSession(tools=old.tools if _session_ok(old) else None)
+        session.connected = getattr(old, "connected", None)
+        self.shell.user_ns[SESSION_NAME] = session
         return session
 
     # -- the command ----------------------------------------------------------
