@@ -431,6 +431,62 @@ def test_stop_click_while_running_in_the_event_loop(tmp_path: Path) -> None:
     assert loop.stage not in ("done", "request") and "Stopped before" in view.status.value
 
 
+def test_a_click_handled_on_another_thread_runs_the_stages_on_the_main_thread(
+    tmp_path: Path,
+) -> None:
+    """JupyterLab 4.6+ handles widget clicks in a kernel subshell (another thread)."""
+    loop, _ = hello_loop(tmp_path)
+    threads: list[str] = []
+    loop.subscribe(
+        lambda e: threads.append(threading.current_thread().name) if e.kind == "stage" else None
+    )
+
+    async def cell() -> None:
+        view = LoopView(loop)  # made in a cell: it knows the kernel's event loop
+        click = threading.Thread(target=view.run_button.click, name="subshell")
+        click.start()
+        click.join()  # the click returned at once: the run was handed over
+        assert view.busy and threads == []
+        while view.busy:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(cell())
+    assert loop.stage == "done" and set(threads) == {"MainThread"} and len(threads) == 6
+
+
+def test_stop_handled_on_another_thread_interrupts_a_running_tool() -> None:
+    started = threading.Event()
+
+    def slow() -> str:
+        started.set()
+        for _ in range(1000):  # 10 s unless interrupted
+            time.sleep(0.01)
+        return "finished"
+
+    tool = Tool("slow", "Slow.", {"type": "object", "properties": {}}, slow)
+    loop = al.AgentLoop(ScriptedClient([[tool_use("slow")], "ok"]), "go", tools=[tool])
+
+    async def cell() -> LoopView:
+        view = LoopView(loop)
+
+        def stop_when_running() -> None:
+            assert started.wait(10)
+            view.stop_button.click()
+
+        threading.Thread(target=view.run_button.click).start()
+        stopper = threading.Thread(target=stop_when_running)
+        stopper.start()
+        while view.busy or stopper.is_alive():
+            await asyncio.sleep(0.01)
+        return view
+
+    view = asyncio.run(cell())
+    assert loop.stop_reason == "interrupted" and validate(loop.messages) == []
+    result = loop.messages[-1]["content"][0]
+    assert result["is_error"] and result["content"].startswith("Interrupted")
+    assert "Interrupted." in view.status.value and not view._in_stage
+
+
 def test_streamed_text_appears_as_it_arrives(tmp_path: Path) -> None:
     client = ScriptedClient(["One two three four."])
     loop = al.AgentLoop(client, "count", tools=[bash_tool(cwd=tmp_path)], stream=True)

@@ -10,23 +10,27 @@ streams in; the history (one card per message) and the table of tool pairs.
 
 How clicks drive the loop
 -------------------------
-The kernel handles one message at a time: while a cell or a button callback
-runs, no other click is handled. So nothing here ever waits for a click inside
-Python code. Each click runs its stage synchronously in the button's callback
-(widget updates still reach the browser while it runs, so streamed text
-appears as it arrives) and returns.
+Nothing here ever waits for a click inside Python code: each click does its
+work in the button's callback and returns (widget updates reach the browser
+while it runs, so streamed text appears as it arrives).
 
-Clicked, *Run turn* / *Run to end* run one stage per callback: after each
-stage the next one is scheduled on the kernel's event loop (``call_soon``),
-so between stages the kernel handles clicks that came in. That is what **Stop** relies
-on: it sets a flag that is checked between stages, and the run stops before
-the next one. Stop cannot cut a stage short; to stop a tool or a request
-that is running (a slow ``sleep 100``), use the kernel's interrupt (the ■
-button in JupyterLab). The view catches that ``KeyboardInterrupt``: an
-interrupted tool gets an ``is_error`` result, so the history stays valid.
+Stages run on the kernel's main thread, the one that runs cells. JupyterLab
+4.6+ sends widget messages to a kernel *subshell* (a second thread), so a
+click may be handled while a cell or a stage is still running; such a click
+hands its run to the main thread's event loop and returns at once. Clicked,
+*Run turn* / *Run to end* run one stage per callback and schedule the next
+(``call_later``), so the kernel handles other clicks between stages.
+
+**Stop** sets a flag checked between stages, so the run stops before the next
+one. If a stage is running on the main thread at that moment and the click
+is handled anyway (a subshell), Stop also interrupts it, as the kernel's
+interrupt (■) does: a running tool gets an ``is_error`` "interrupted" result,
+a request in flight is dropped, and the history stays valid. Without
+subshells, a click waits for the running stage; then use ■ to cut a slow
+tool short: the view catches the ``KeyboardInterrupt`` the same way.
 Called as methods in a cell (``view.run_to_end()``), and outside a kernel,
-a run goes on to its end in the same call. While a stage runs, the status line shows
-the elapsed time (a small thread updates it).
+a run goes on to its end in the same call. While a stage runs, the status
+line shows the elapsed time (a small thread updates it).
 
 Confirm mode: asking a person before a tool runs
 ------------------------------------------------
@@ -85,27 +89,6 @@ Goal = str  # "stage", "turn" or "end": how far the current click wants to go
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Let the kernel's interrupt (SIGINT) raise KeyboardInterrupt here.
-
-    ipykernel ignores SIGINT while it is idle; a stage scheduled on the event
-    loop runs outside any request, so we switch the default handler on for it.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.getsignal(signal.SIGINT)
-    if old is not signal.SIG_IGN:
-        yield
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 class _Ticker:
@@ -287,6 +270,11 @@ class LoopView(W.VBox):
         self._activity = ""
         self._note = ""  # the status line when idle: stopped, interrupted, failed ...
         self._ticker = _Ticker(self._show_elapsed)
+        self._in_stage = False  # a stage is running on the main thread, interruptible
+        self._main_loop: asyncio.AbstractEventLoop | None = None  # the kernel's, if made in a cell
+        if threading.current_thread() is threading.main_thread():
+            with contextlib.suppress(RuntimeError):
+                self._main_loop = asyncio.get_running_loop()
         loop.subscribe(self._on_event)
         self._update()
 
@@ -323,8 +311,14 @@ class LoopView(W.VBox):
         self._go("end")
 
     def stop(self) -> None:
-        """Stop before the next stage; while waiting for approval, stop asking."""
+        """Stop before the next stage; interrupt a stage running on the main thread
+        (when this click is handled while it runs); while waiting for approval,
+        stop asking."""
         self._stop_requested = True
+        kill = getattr(signal, "pthread_kill", None)  # POSIX only
+        elsewhere = threading.current_thread() is not threading.main_thread()
+        if self._in_stage and elsewhere and kill is not None:
+            kill(threading.main_thread().ident, signal.SIGINT)  # what the kernel's ■ does
         if self._waiting:
             self._waiting = []
             self._verdicts = None
@@ -359,7 +353,8 @@ class LoopView(W.VBox):
             self._show_approval()
             return
         self.approval.layout.display = "none"
-        self._advance()
+        if not self._on_main(self._advance):
+            self._advance()
 
     def _answer_edit(self) -> None:
         if not self._waiting:
@@ -388,7 +383,8 @@ class LoopView(W.VBox):
         self.error.value = ""
         self._busy = True
         self._update()
-        self._advance()
+        if not self._on_main(self._advance):
+            self._advance()
 
     def _advance(self) -> None:
         """Run stages toward the goal; return when it is reached, when a person
@@ -427,16 +423,55 @@ class LoopView(W.VBox):
             running = asyncio.get_running_loop()
         except RuntimeError:
             return False
+        running.call_later(0.01, self._safely(fn))  # a moment for the kernel to read clicks
+        return True
+
+    def _on_main(self, fn: Callable[[], None]) -> bool:
+        """From another thread (a kernel subshell), run ``fn`` on the main thread's
+        event loop instead; True if handed over."""
+        if threading.current_thread() is threading.main_thread():
+            return False
+        if self._main_loop is None or self._main_loop.is_closed():
+            return False
+        self._main_loop.call_soon_threadsafe(self._safely(fn))
+        return True
+
+    def _safely(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """``fn`` for the event loop: a failure shows in the view, never in the kernel's loop."""
 
         def call() -> None:
             try:
                 fn()
-            except Exception as e:  # a bug in the view: show it rather than lose it
+            except (Exception, KeyboardInterrupt) as e:  # a bug in the view, or a late Stop
                 self.error.value = error_html(e, traceback.format_exc())
                 self._end()
 
-        running.call_soon(call)
-        return True
+        return call
+
+    @contextlib.contextmanager
+    def _interruptible(self) -> Iterator[None]:
+        """Let SIGINT (the kernel's ■, or Stop) raise KeyboardInterrupt while a stage runs.
+
+        ipykernel ignores SIGINT while it is idle, and a stage scheduled on the
+        event loop runs outside any request, so for the stage we put Python's
+        default handler in place (it raises KeyboardInterrupt), then the old one back.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = signal.getsignal(signal.SIGINT) or signal.default_int_handler  # None: set from C
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self._in_stage = True
+        try:
+            yield
+        finally:
+            self._in_stage = False
+            while True:
+                try:
+                    signal.signal(signal.SIGINT, old)
+                    break
+                except KeyboardInterrupt:  # a Stop just too late: the stage is over anyway
+                    continue
 
     def _step(self) -> bool:
         """Run one stage; show any failure in the view. True if it went well."""
@@ -449,7 +484,7 @@ class LoopView(W.VBox):
         self._activity = t(f"stage.{stage}")
         self._ticker.start()
         try:
-            with _interruptible():
+            with self._interruptible():
                 loop.step()
             return True
         except KeyboardInterrupt as e:  # the kernel's interrupt, or Interrupted from a tool

@@ -132,3 +132,46 @@ def test_confirm_mode_deny_reaches_the_model(lab: Any, page: Any) -> None:
     next_stage.click()  # request: the model reads the denial
     expect(view.locator(".al-card-assistant")).to_have_count(2)
     expect(view.locator("table.al-pairs")).to_contain_text("✗ error")
+
+
+SLOW = """\
+import tempfile
+import agentlab as al
+from agentlab.offline import ScriptedClient, tool_use
+
+workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
+client = ScriptedClient(lambda request: [tool_use("bash", {"command": "sleep 60; echo late"})])
+loop = al.AgentLoop(client, "Take your time.", tools=[al.bash_tool(cwd=workdir)])
+view = al.LoopView(loop)
+view
+"""
+
+
+def test_stop_and_the_kernel_interrupt_cut_a_running_tool_short(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    lab.write_notebook("loopview_stop.ipynb", [SLOW])
+    panel = lab.open_notebook(page, "loopview_stop.ipynb")
+    lab.run_all(page)
+    view = panel.locator(".al-loop")
+    run = view.get_by_role("button", name="Run to end")
+    interrupted = "Interrupted: the run was stopped before this call finished."
+
+    run.click()
+    # The tool runs on the kernel's main thread; a thread updates the elapsed time.
+    running = re.compile(r"Running execute: sleep 60; echo late… [1-9]\.[0-9] s")
+    expect(view).to_contain_text(running, timeout=FIRST_REQUEST)
+    stop = view.get_by_role("button", name="Stop")
+    expect(stop).to_be_enabled()
+    stop.click()  # handled in a kernel subshell while the tool runs: it interrupts the tool
+    expect(view.locator(".al-card-results")).to_contain_text(interrupted, timeout=10_000)
+    expect(view).to_contain_text("Interrupted. The unfinished tool calls")
+    expect(view).to_contain_text("the API would accept this history")
+
+    view.get_by_role("button", name="Reset").click()
+    expect(view.locator(".al-card")).to_have_count(1)
+    run.click()
+    expect(view).to_contain_text("Running execute: sleep 60", timeout=15_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:interrupt')")  # ■
+    expect(view.locator(".al-card-results")).to_contain_text(interrupted, timeout=10_000)
+    expect(view.get_by_role("button", name="Reset")).to_be_enabled()
