@@ -5,6 +5,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentlab.history import validate
 from agentlab.i18n import EN, ZH, set_language
@@ -306,3 +308,42 @@ def test_every_view_string_has_a_chinese_entry() -> None:
     keys = [k for k in EN if k.startswith(("view.", "diagram."))]
     assert len(keys) > 50
     assert [k for k in keys if k not in ZH] == []
+
+
+# --------------------------------------------------------------------------- any history at all
+
+pieces = st.sampled_from(["a", " ", "<", ">", "&", '"', "'", "=", "/", "\n", "**b**", SCRIPT, IMG])
+texts = st.lists(pieces, max_size=8).map("".join)
+ids = st.sampled_from(["t1", "t2", IMG])
+block = st.one_of(
+    st.builds(lambda s: {"type": "text", "text": s}, texts),
+    st.builds(
+        lambda i, s: {"type": "tool_use", "id": i, "name": s, "input": {"command": s}}, ids, texts
+    ),
+    st.builds(
+        lambda i, s, e: {"type": "tool_result", "tool_use_id": i, "content": s, "is_error": e},
+        ids,
+        texts,
+        st.booleans(),
+    ),
+    st.builds(lambda s: {"type": s}, texts),
+)
+message = st.one_of(
+    st.builds(
+        lambda r, c: {"role": r, "content": c}, st.sampled_from(["user", "assistant", "x"]), texts
+    ),
+    st.builds(
+        lambda r, c: {"role": r, "content": c},
+        st.sampled_from(["user", "assistant"]),
+        st.lists(block, max_size=3),
+    ),
+    st.sampled_from([None, 3, "plain"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(message, max_size=6))
+def test_any_history_renders_inert_html(messages: list) -> None:
+    html = transcript_html(messages)
+    assert_inert(html)
+    assert html.count('<div class="al-card ') == len(messages)

@@ -250,7 +250,14 @@ def test_confirm_mode_deny_reaches_the_model(tmp_path: Path) -> None:
     assert loop.stage == "execute"
 
     view.deny_reason.value = "no files today"
+    busy_while_executing: list[bool] = []
+    loop.subscribe(
+        lambda e: (
+            busy_while_executing.append(view.next_button.disabled) if e.kind == "tool_end" else None
+        )
+    )
     view.deny_button.click()
+    assert busy_while_executing == [True]  # no second run can start while execute runs
     assert not view.waiting and view.approval.layout.display == "none"
     assert loop.stage == "append" and not (tmp_path / "ran.txt").exists()
     assert "Denied by the user: no files today" in view.results_box.value

@@ -29,7 +29,7 @@ import ipywidgets as W
 from agentlab.history import Problem
 from agentlab.loop import Event
 from agentlab.widgets.base import dispose, source
-from agentlab.widgets.render import STYLE, Marks, card_html, summary_html, transcript_html
+from agentlab.widgets.render import STYLE, Marks, Pair, card_html, summary_html, transcript_html
 
 __all__ = ["HistoryView"]
 
@@ -65,6 +65,10 @@ class HistoryView(W.VBox):
     @property
     def pair_count(self) -> int:
         return len(self._marks.pairs)
+
+    def pair(self, tool_id: Any) -> Pair | None:
+        """The number and colour this view gave a tool call (None if it has not seen it)."""
+        return self._marks.pairs.get(str(tool_id))
 
     @property
     def problems(self) -> list[Problem]:

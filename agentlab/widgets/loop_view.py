@@ -353,6 +353,8 @@ class LoopView(W.VBox):
             self._show_approval()
             return
         self.approval.layout.display = "none"
+        self._busy = True  # the run goes on: execute, then on toward the goal
+        self._update()
         if not self._on_main(self._advance):
             self._advance()
 
@@ -431,7 +433,7 @@ class LoopView(W.VBox):
         event loop instead; True if handed over."""
         if threading.current_thread() is threading.main_thread():
             return False
-        if self._main_loop is None or self._main_loop.is_closed():
+        if self._main_loop is None or not self._main_loop.is_running():
             return False
         self._main_loop.call_soon_threadsafe(self._safely(fn))
         return True
@@ -549,7 +551,7 @@ class LoopView(W.VBox):
         use = self._waiting[0]
         done = len(self._verdicts or {})
         total = done + len(self._waiting)
-        pair = self.history._marks.pairs.get(str(_get(use, "id")))
+        pair = self.history.pair(_get(use, "id"))
         block = {
             "type": "tool_use",
             "id": _get(use, "id"),
@@ -609,9 +611,8 @@ class LoopView(W.VBox):
             self._update()
 
     def _show_results(self, results: list[dict[str, Any]]) -> None:
-        marks = self.history._marks
         parts = [
-            block_html(r, marks.pairs.get(str(r.get("tool_use_id"))), t("view.results.note"))
+            block_html(r, self.history.pair(r.get("tool_use_id")), t("view.results.note"))
             for r in results
         ]
         title = section(t("view.results.title"))

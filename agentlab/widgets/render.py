@@ -387,10 +387,8 @@ class Marks:
 
     def __init__(self) -> None:
         self.pairs: dict[str, Pair] = {}
-        self.notes: dict[str, str] = {}  # tool_use id -> "answered in messages[3] · ok"
-        self.result_notes: dict[tuple[int, int], str] = {}
-        self.problems: dict[int, list[Problem]] = {}
-        self.count = 0  # messages seen
+        self.notes: dict[str, str] = {}  # tool_use id -> "answered in messages[3]: ok"
+        self.problems: dict[int, list[Problem]] = {}  # message index -> rules it breaks
 
     def pair_for(self, tool_id: Any) -> Pair:
         key = str(tool_id)
@@ -403,7 +401,6 @@ class Marks:
         whose status changed, and the problems found on message ``i - 1``."""
         message = messages[i]
         prev = messages[i - 1] if i > 0 else None
-        self.count = i + 1
         for b in blocks(message):
             if b.get("type") == "tool_use":
                 self.pair_for(b.get("id"))
@@ -415,10 +412,9 @@ class Marks:
             self.problems.setdefault(i - 1, []).extend(earlier)
         changed: list[str] = []
         if prev is not None and role_of(prev) == "assistant":
+            results = blocks(message) if role_of(message) == "results" else []
             answers = {
-                str(b.get("tool_use_id")): b
-                for b in blocks(message)
-                if b.get("type") == "tool_result" and message.get("role") == "user"
+                str(b.get("tool_use_id")): b for b in results if b.get("type") == "tool_result"
             }
             for b in blocks(prev):
                 if b.get("type") != "tool_use":
