@@ -5,7 +5,7 @@
 
     with FakeMessagesServer(["Hello!"]) as server:
         client = anthropic.Anthropic(api_key="test", base_url=server.url, max_retries=0)
-        client.messages.create(model="claude-sonnet-4-5", max_tokens=100,
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=100,
                                messages=[{"role": "user", "content": "hi"}])
 
 The real ``anthropic`` SDK talks to it over HTTP, so the SDK's own request

@@ -11,7 +11,7 @@ helpers from agentlab.
 """
 
 # The model name sent with each request (the offline clients accept any name).
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000  # as in the lesson
 
 
