@@ -31,6 +31,20 @@ def _parser() -> argparse.ArgumentParser:
         "--workspace", action="store_true", help="run commands in a fresh temporary folder"
     )
     run.add_argument("--save", metavar="PATH", help="write the history to PATH as JSON")
+    run.add_argument("--record", metavar="PATH", help="record every request and reply (JSON lines)")
+    run.add_argument("--cache", action="store_true", help="mark the history for prompt caching")
+    run.add_argument(
+        "--max-total-tokens", type=int, default=None, help="stop past this many tokens"
+    )
+    run.add_argument(
+        "--max-cost", type=float, default=None, help="stop past this estimated cost ($)"
+    )
+    serve = sub.add_parser(
+        "serve",
+        add_help=False,
+        help="serve the Messages API locally (the demo model) for a class; --help for options",
+    )
+    serve.add_argument("options", nargs="*", help="see agentlab serve --help")
     from agentlab import lessons
 
     lessons.add_arguments(
@@ -118,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(highlight=False)
     client = connect(offline=args.offline, model=args.model)
+    if args.record:
+        from agentlab.recording import record
+
+        client = record(client, args.record)
     approve = None
     if not args.yes and sys.stdin.isatty():
         approve = _confirm(console)
@@ -131,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
         approve=approve,
         stream=args.stream,
         on_event=_Printer(console),
+        cache=args.cache,
+        max_total_tokens=args.max_total_tokens,
+        max_cost=args.max_cost,
     )
     code = 0
     try:
@@ -153,6 +174,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:  # its options belong to agentlab.testing
+        from agentlab import testing
+
+        return testing.main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "run":
         return run(args)

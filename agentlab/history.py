@@ -42,7 +42,7 @@ class HistoryError(ValueError):
     def __init__(self, problems: Sequence[Problem]):
         self.problems = list(problems)
         lines = [str(p) for p in self.problems]
-        hints = [f"hint: {p.hint}" for p in self.problems if p.hint]
+        hints = [f"{t('hint.label')}: {p.hint}" for p in self.problems if p.hint]
         super().__init__("\n".join(lines + hints))
 
 

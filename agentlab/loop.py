@@ -394,17 +394,27 @@ class LoopResult:
     usage: dict[str, int]
     turn_usage: list[dict[str, int]] = field(default_factory=list)
     explanation: str = ""
+    start: int = 0  # where this run began in ``messages`` (a follow-up starts later)
+
+    @property
+    def new_messages(self) -> list[Any]:
+        """The messages this run added, starting with its task."""
+        return self.messages[self.start :]
 
     def __repr__(self) -> str:
         return t("result.repr", reason=self.stop_reason, turns=self.turns, n=len(self.messages))
 
     def _repr_markdown_(self) -> str:
+        import html
+
         from agentlab.history import to_markdown
 
-        head = self.text or f"*({self.explanation or self.stop_reason})*"
-        body = to_markdown(self.messages).replace("<", "&lt;")
+        head = (
+            html.escape(self.text) if self.text else f"*({self.explanation or self.stop_reason})*"
+        )
+        body = to_markdown(self.new_messages).replace("<", "&lt;")
         return (
-            f"{head}\n\n<details><summary>{len(self.messages)} messages, {self.turns} turn(s), "
+            f"{head}\n\n<details><summary>{len(self.new_messages)} messages, {self.turns} turn(s), "
             f"stop_reason {self.stop_reason}</summary>\n\n{body}\n</details>\n"
         )
 
@@ -463,7 +473,7 @@ class AgentLoop:
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
         self.max_total_tokens, self.max_cost, self.cache = max_total_tokens, max_cost, cache
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
-        self._start = len(self.messages)
+        self._start = self._first = max(0, len(self.messages) - 1)  # the task's index
         self._initial = list(self.messages)
         self._clear()
 
@@ -473,6 +483,7 @@ class AgentLoop:
         self.decision: Decision | None = None
         self.results: list[dict[str, Any]] | None = None
         self.turns = 0
+        self._base = 0  # turns made before the current task (see ask)
         self.turn_usage: list[dict[str, int]] = []
         self.audit: list[dict[str, Any]] = []
         self.durations: dict[str, float] = {}
@@ -524,7 +535,7 @@ class AgentLoop:
 
     # -- the four stages ------------------------------------------------------
     def _request(self) -> None:
-        if self.turns >= self.max_turns:
+        if self.turns - self._base >= self.max_turns:
             self._finish("max_turns", t("decide.max_turns", n=self.max_turns))
             return
         if self.max_total_tokens is not None or self.max_cost is not None:
@@ -639,11 +650,13 @@ class AgentLoop:
         append(self.messages, task)
         self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
         self.stage, self.stop_reason, self.explanation = "request", None, ""
+        self._start, self._base = len(self.messages) - 1, self.turns  # max_turns counts per task
         return self
 
     def reset(self) -> None:
         """Put the history back as it was when the loop was made, and start over."""
         self.messages[:] = self._initial
+        self._start = self._first
         self._clear()
         self._emit("reset")
 
@@ -651,6 +664,7 @@ class AgentLoop:
         return LoopResult(
             messages=self.messages,
             text=final_text(self.messages[self._start :]),
+            start=self._start,
             stop_reason=self.stop_reason,
             turns=self.turns,
             usage=self.usage,

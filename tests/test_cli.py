@@ -35,3 +35,22 @@ def test_run_without_a_terminal_and_without_yes_still_runs_and_max_turns(tmp_pat
 def test_bad_usage_is_reported(tmp_path):
     out = agentlab("run", cwd=tmp_path)
     assert out.returncode == 2 and "task" in out.stderr
+
+
+def test_serve_help_and_record(tmp_path):
+    out = agentlab("serve", "--help", cwd=tmp_path)
+    assert out.returncode == 0 and "--port" in out.stdout
+    out = agentlab(
+        "run",
+        "--yes",
+        "--record",
+        "s.jsonl",
+        "--max-total-tokens",
+        "100000",
+        "List the files",
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    assert all(w not in lines[0].lower() for w in ("api_key", "authorization", "x-api-key"))

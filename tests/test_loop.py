@@ -387,3 +387,13 @@ def test_interrupt_kills_a_running_bash_command_and_the_history_stays_valid(tmp_
     timer.cancel()
     assert al.validate(loop.messages) == [] and loop.stop_reason == "interrupted"
     assert loop.turns == 1 and len(loop.messages[-1]["content"]) == 2
+
+
+def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
+    client = ScriptedClient(lambda params: [tool_use("echo", {"words": "x"})])
+    loop = al.AgentLoop(client, "first", tools=[echo], max_turns=2)
+    assert loop.run().stop_reason == "max_turns" and loop.turns == 2
+    result = loop.ask("second").run()
+    assert result.stop_reason == "max_turns" and loop.turns == 4  # two more, not zero
+    assert result.new_messages[0] == {"role": "user", "content": "second"}
+    assert "first" not in result._repr_markdown_() and "&lt;" not in result._repr_markdown_()

@@ -6,6 +6,7 @@ from os import PathLike
 from typing import Any
 
 from agentlab.tools.base import Tool, ToolInputError, as_tool, tool, tool_params, tool_table
+from agentlab.tools.policy import Policy, Verdict, lesson_blocklist
 from agentlab.tools.shell import (
     BASH_DESCRIPTION,
     BASH_INPUT_SCHEMA,
@@ -13,7 +14,6 @@ from agentlab.tools.shell import (
     make_workspace,
     run_bash,
 )
-from agentlab.tools.policy import Policy, Verdict, lesson_blocklist
 
 __all__ = [
     "BashResult",

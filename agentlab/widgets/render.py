@@ -660,17 +660,16 @@ def error_html(error: BaseException, details: str = "") -> str:
 
 
 def result_html(result: Any) -> str:
-    """A LoopResult: the final answer on top, the transcript folded below."""
+    """A LoopResult: the final answer on top, this run's transcript folded below."""
+    shown = getattr(result, "new_messages", result.messages)
     answer = (
         f'<div class="al-text">{markdown(result.text)}</div>'
         if result.text
         else f'<div class="al-muted">{escape(result.explanation or str(result.stop_reason))}</div>'
     )
-    head = t(
-        "view.result.summary", reason=result.stop_reason, turns=result.turns, n=len(result.messages)
-    )
+    head = t("view.result.summary", reason=result.stop_reason, turns=result.turns, n=len(shown))
     return (
         f'{STYLE}<div class="al-root"><div class="al-panel">{answer}'
         f'<details class="al-more"><summary>{escape(head)}</summary>'
-        f"{transcript_html(result.messages, with_style=False)}</details></div></div>"
+        f"{transcript_html(shown, with_style=False)}</details></div></div>"
     )
