@@ -353,27 +353,12 @@ def _output(content: Any) -> tuple[str, int]:
 def _answer(kind: str, commands: list[str], outputs: list[str]) -> str:
     out = outputs[-1].strip() if outputs else ""
     cmd = commands[-1] if commands else ""
-    if kind == "count_py":
-        return f"There are {out} Python (.py) files here, not counting hidden folders (`{cmd}`)."
-    if kind == "count":
-        return f"There are {out} files here, not counting hidden folders (`{cmd}`)."
-    if kind == "lines":
-        return f"That comes to {out} line(s) (`{cmd}`)."
-    if kind == "list":
-        return f"Here is what `{cmd}` shows:\n\n```\n{out}\n```"
-    if kind == "search" and not out:
-        return f"No line here matches that search (`{cmd}` printed nothing)."
     if kind == "search":
-        return f"I found {len(out.splitlines())} matching line(s) (`{cmd}`):\n\n```\n{out}\n```"
-    if kind == "system":
-        return f"The date here is {outputs[0].strip()}, and the system is:\n\n```\n{out}\n```"
-    if kind == "create":
-        return (
-            f"Done: I wrote the file and read it back with `{cmd}`. It contains:\n\n```\n{out}\n```"
-        )
-    if kind == "disk":
-        return f"Disk use (`{cmd}`):\n\n```\n{out}\n```"
-    return out
+        if not out:
+            return t("demo.search.none", cmd=cmd)
+        return t("demo.answer.search", n=len(out.splitlines()), cmd=cmd, out=out)
+    first = outputs[0].strip() if outputs else ""
+    return t(f"demo.answer.{kind}", cmd=cmd, out=out, first=first)
 
 
 def _turns(messages: list[dict[str, Any]]) -> list[tuple[list[str], list[tuple[str, int]]]]:
@@ -426,25 +411,20 @@ def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | str:
                 continue
             if fallback and fallback not in cmds:
                 return [
-                    text(f"`{cmd}` failed here; let me try `{fallback}` instead."),
+                    text(t("demo.fallback", cmd=cmd, fallback=fallback)),
                     tool_use("bash", {"command": fallback}),
                 ]
             if kind == "search" and code == 1 and not out:
-                return f"No line here matches that search (`{cmd}` found nothing)." + sign
+                return t("demo.search.none", cmd=cmd) + sign
             why = out.splitlines()[-1] if out else f"exit code {code}"
-            return (
-                f"The command `{cmd}` did not work ({why}). I will not guess an answer; "
-                "check the folder, or try another task." + sign
-            )
+            return t("demo.failed", cmd=cmd, why=why) + sign
         if len(turns) >= len(steps) or (fallback and fallback in cmds):
             return _answer(kind, cmds, [out for out, _ in results]) + sign
     commands = steps[len(turns)]
-    intro = {
-        "create": "Now let me read it back to check."
-        if turns
-        else "I'll write the file, then check it.",
-        "system": "I'll ask for the date and the system at once: two tool calls in one reply.",
-    }.get(kind, "Let me check with bash.")
+    if kind == "create":
+        intro = t("demo.intro.check" if turns else "demo.intro.create")
+    else:
+        intro = t("demo.intro.system" if kind == "system" else "demo.intro.bash")
     return [text(intro)] + [tool_use("bash", {"command": c}) for c in commands]
 
 
