@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 __all__ = ["Tool", "ToolInputError", "as_tool", "tool", "tool_params", "tool_table"]
 
@@ -128,7 +128,7 @@ def tool(
                 f"{f.__name__}: give the tool a docstring; the model reads it to decide when to call it"
             )
         checked = pydantic.validate_call(f)
-        schema = pydantic.TypeAdapter(checked).json_schema()
+        schema = pydantic.TypeAdapter(cast(Any, checked)).json_schema()
         schema.pop("title", None)
         schema.pop("additionalProperties", None)
         for prop in (schema.get("properties") or {}).values():
