@@ -30,6 +30,7 @@ __all__ = [
     "check_next",
     "load",
     "pairings",
+    "result_text",
     "save",
     "to_markdown",
     "validate",
@@ -395,7 +396,8 @@ def load(path: str | PathLike[str]) -> list[dict[str, Any]]:
     return data
 
 
-def _result_text(content: Any) -> str:
+def result_text(content: Any) -> str:
+    """The text of a tool_result's content (a string or a list of blocks)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -428,7 +430,7 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 ]
             elif kind == "tool_result":
                 flag = " (is_error)" if b.get("is_error") else ""
-                text = _result_text(b.get("content"))
+                text = result_text(b.get("content"))
                 lines += [
                     f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
                     "",

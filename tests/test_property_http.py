@@ -9,35 +9,11 @@ import itertools
 import anthropic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_property import fails, ok, reply  # the same random replies
 
 import agentlab as al
 from agentlab.offline import make_message, text, tool_use
 from agentlab.testing import FakeMessagesServer
-
-REASONS = ["end_turn", "stop_sequence", "tool_use", "max_tokens", "pause_turn", "refusal",
-           "model_context_window_exceeded", "something_new"]  # fmt: skip
-
-
-@al.tool
-def ok(x: int) -> str:
-    """Works."""
-    return f"ok {x}"
-
-
-@al.tool
-def fails(x: int) -> str:
-    """Always raises."""
-    raise OSError("disk on fire")
-
-
-calls = st.lists(
-    st.tuples(
-        st.sampled_from(["ok", "fails", "unknown_tool"]),
-        st.one_of(st.integers(0, 9), st.text(max_size=3)),
-    ),
-    max_size=4,  # parallel calls in one reply
-)
-reply = st.tuples(st.sampled_from(REASONS), st.booleans(), calls)
 
 
 def build(reason, with_text, uses, ids):

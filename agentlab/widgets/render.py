@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentlab.history import Pairing, Problem, blocks, check_at, pairings
+from agentlab.history import Pairing, Problem, blocks, check_at, pairings, result_text
 from agentlab.i18n import t
 
 __all__ = [
@@ -241,15 +241,6 @@ def _tool_input(value: Any) -> str:
         command = value["command"]
         return f'<pre class="al-code"><span class="al-prompt">$ </span>{escape(command)}</pre>'
     return fold(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-
-
-def result_text(content: Any) -> str:
-    """The text of a tool_result's content (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
-    return "" if content is None else str(content)
 
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
