@@ -382,9 +382,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 # --------------------------------------------------------------------------- playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Headless Debian Chromium driven by Playwright (never `playwright install`)."""
+    """Headless Debian Chromium driven by Playwright (never `playwright install`).
+
+    Module scope: Playwright's sync API keeps an asyncio loop marked as running
+    in this thread while it is started, which would mislead later tests that
+    look for a kernel's event loop (the views do), so it stops after each module.
+    """
     _require_browser_stack()
     from playwright.sync_api import sync_playwright
 
