@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
@@ -17,15 +18,25 @@ from agentlab.i18n import t
 __all__ = ["main"]
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentlab", description="Learn how an LLM agent loop works.")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the agent loop on one task, turn by turn")
     run.add_argument("task", help="what to ask, in plain words")
-    run.add_argument("--max-turns", type=int, default=10, help="most model requests (default 10)")
+    run.add_argument(
+        "--max-turns", type=_positive, default=10, help="most model requests (default 10)"
+    )
     run.add_argument("--model", default=None, help="model name (with a real API key)")
     run.add_argument("--yes", action="store_true", help="run tools without asking")
     run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
+    run.add_argument("--lang", choices=["en", "zh"], default=None, help="language of what is shown")
     run.add_argument("--stream", action="store_true", help="show the model's text as it is written")
     run.add_argument(
         "--workspace", action="store_true", help="run commands in a fresh temporary folder"
@@ -111,12 +122,15 @@ def _confirm(console: Any) -> Any:
     def ask(call: Any) -> Verdict:
         console.print(f"[yellow]The model wants to run:[/] {describe_call(call)}")
         try:
-            answer = input("Run it? [y/N/reason to deny] ").strip()
+            answer = input("Run it? y = yes, n [reason] = no, e NEW COMMAND = run this instead: ")
         except EOFError:
             answer = ""
-        if answer.lower() in ("y", "yes"):
+        word, _, rest = answer.strip().partition(" ")
+        if word.lower() in ("y", "yes"):
             return Verdict.approve()
-        return Verdict.deny(answer if answer.lower() not in ("", "n", "no") else "")
+        if word.lower() == "e" and rest.strip():
+            return Verdict.edit({"command": rest.strip()})
+        return Verdict.deny(rest.strip() if word.lower() in ("n", "no") else answer.strip())
 
     return ask
 
@@ -126,20 +140,42 @@ def run(args: argparse.Namespace) -> int:
 
     from agentlab.errors import RequestError
     from agentlab.history import save
+    from agentlab.i18n import set_language
     from agentlab.loop import AgentLoop, Interrupted
     from agentlab.offline import connect
-    from agentlab.tools import bash, bash_tool
+    from agentlab.tools import bash, bash_tool, make_workspace
+    from agentlab.tools.policy import Verdict
 
     console = Console(highlight=False)
+    if args.lang:
+        set_language(args.lang)
+    if not args.task.strip():
+        console.print("[red]The task is empty: say what the agent should do, in plain words.[/]")
+        return 2
+    if args.save and not Path(args.save).resolve().parent.is_dir():
+        console.print(f"[red]Cannot save to {args.save}: that folder does not exist.[/]")
+        return 2
     client = connect(offline=args.offline, model=args.model)
     if args.record:
         from agentlab.recording import record
 
         client = record(client, args.record)
-    approve = None
-    if not args.yes and sys.stdin.isatty():
-        approve = _confirm(console)
-    tools = [bash_tool(workspace=True) if args.workspace else bash]
+    approve: Any = None
+    if not args.yes:
+        if sys.stdin.isatty():
+            approve = _confirm(console)
+        else:  # nobody to ask: run nothing the model asks for, and say why
+            reason = "nobody can be asked (no terminal); rerun with --yes to allow tools"
+            approve = lambda call: Verdict.deny(reason)  # noqa: E731
+            console.print(
+                "[yellow]No terminal to ask you, so no tool will run. Pass --yes to allow them.[/]"
+            )
+    tool = bash
+    if args.workspace:
+        folder = make_workspace()
+        tool = bash_tool(cwd=folder)
+        console.print(f"[dim]commands run in a fresh folder: {folder} (it is kept)[/]")
+    tools = [tool]
     loop = AgentLoop(
         client,
         args.task,
@@ -161,8 +197,7 @@ def run(args: argparse.Namespace) -> int:
     except RequestError as e:
         console.print(f"[red]{e.explanation}[/] {t('loop.request_failed')}")
         code = 2
-    except Interrupted:
-        console.print(f"[yellow]{t('loop.interrupted')}[/]")
+    except Interrupted:  # the loop already said so (its "done" event)
         code = 130
     except KeyboardInterrupt:
         console.print(f"[yellow]{t('loop.request_failed')}[/]")

@@ -44,6 +44,7 @@ EN: dict[str, str] = {
     "result.bad_input": "Invalid input for tool {name!r}: {error}",
     "result.error": "Tool {name!r} failed: {error}",
     "result.denied": "Denied by the user: {reason}",
+    "result.edited": "(The user changed this call before it ran; what ran was: {input})",
     "result.denied_default": "the user did not allow this call",
     "result.interrupted": "Interrupted: the run was stopped before this call finished.",
     "result.interrupted_skipped": "Interrupted: this call was not run because the run was stopped.",
@@ -65,6 +66,7 @@ EN: dict[str, str] = {
     # connect()
     "connect.api": "agentlab: using the Anthropic API (model {model}).",
     "connect.base_url": "agentlab: using the Messages API at {url} (model {model}).",
+    "connect.offline": "agentlab: offline, as asked: this uses the demo model (a small script, not Claude), even though a key is set.",
     "connect.demo": "agentlab: no ANTHROPIC_API_KEY set, so this uses the offline demo model (a small script, not Claude). Set ANTHROPIC_API_KEY to use a real model.",
     # demo model
     "demo.intro": "I am agentlab's offline demo model: a small script, not Claude and not a language model.",
@@ -331,6 +333,7 @@ ZH: dict[str, str] = {
     "result.bad_input": "工具 {name!r} 的输入无效：{error}",
     "result.error": "工具 {name!r} 执行失败：{error}",
     "result.denied": "被用户拒绝：{reason}",
+    "result.edited": "（用户在运行前修改了这次调用；实际运行的是：{input}）",
     "result.denied_default": "用户没有允许这次调用",
     "result.interrupted": "已中断：这次调用完成之前运行被停止。",
     "result.interrupted_skipped": "已中断：运行被停止，这次调用没有执行。",
@@ -350,6 +353,7 @@ ZH: dict[str, str] = {
     "hint.first": "历史从用户的任务开始：[{'role': 'user', 'content': task}]。",
     "connect.api": "agentlab：使用 Anthropic API（模型 {model}）。",
     "connect.base_url": "agentlab：使用 {url} 上的 Messages API（模型 {model}）。",
+    "connect.offline": "agentlab：按要求离线运行：即使设置了密钥，也使用演示模型（一个小脚本，不是 Claude）。",
     "connect.demo": "agentlab：没有设置 ANTHROPIC_API_KEY，因此使用离线演示模型（一个小脚本，不是 Claude）。设置 ANTHROPIC_API_KEY 即可使用真实模型。",
     "demo.intro": "我是 agentlab 的离线演示模型：一个小脚本，不是 Claude，也不是语言模型。",
     "demo.help": "我能用 bash 工具完成几类任务：列出文件、统计文件或行数、搜索文本、显示日期和系统信息、创建文件并检查、报告磁盘用量。其他任务请设置 ANTHROPIC_API_KEY（或 ANTHROPIC_BASE_URL），再调用 agentlab.connect() 使用真实模型。",

@@ -33,7 +33,7 @@ from agentlab.errors import RequestError, explain_error, is_request_failure
 from agentlab.history import HistoryError, as_dict, blocks, check_next
 from agentlab.i18n import t
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
-from agentlab.tools.policy import Verdict, as_verdict
+from agentlab.tools.policy import Verdict, as_verdict, describe_call
 
 if TYPE_CHECKING:
     from anthropic.types import Message, ToolUseBlock
@@ -260,6 +260,13 @@ def _run_one(
         truncated=getattr(out, "truncated", False),
         timed_out=getattr(out, "timed_out", False),
     )
+    if verdict.action == "edit":  # tell the model what really ran
+        note = t("result.edited", input=describe_call({"name": name, "input": tool_input}))
+        content = (
+            f"{note}\n{content}"
+            if isinstance(content, str)
+            else [{"type": "text", "text": note}, *content]
+        )
     result: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": _get(use, "id"),

@@ -305,7 +305,12 @@ def _plan(task: str) -> tuple[str, list[list[str]], str | None]:
     q = shlex.quote
     if _has(low, "create", "write a file", "make a file", "创建", "新建", "写一个文件"):
         name = _filename(task, "hello.txt")
-        words = _quoted(task) or "hello from agentlab"
+        said = re.search(
+            r"(?:containing|saying|with the (?:text|words?))\s+(.+?)"
+            r"(?:,?\s+(?:and|then)\s+(?:check|verify|read|show).*)?[.!]?$",
+            task,
+        )
+        words = _quoted(task) or (said.group(1).strip() if said else "hello from agentlab")
         return "create", [[f"printf '%s\\n' {q(words)} > {q(name)}"], [f"cat {q(name)}"]], None
     if _has(low, "disk", "space", "磁盘", "空间"):
         return "disk", [["du -sh ."]], "df -h ."
@@ -332,7 +337,8 @@ def _plan(task: str) -> tuple[str, list[list[str]], str | None]:
     if _has(
         low, "list", "files", "ls", "what is here", "directory", "folder", "列出", "文件", "目录"
     ):
-        return "list", [["ls -la"]], None
+        where = re.search(r"\bin (?:the )?(?:folder|directory|dir)\s+([\w./-]+)", task)
+        return "list", [[f"ls -la {q(where.group(1))}" if where else "ls -la"]], None
     return "unknown", [], None
 
 
@@ -450,7 +456,7 @@ def connect(offline: bool = False, *, model: str | None = None, quiet: bool = Fa
     key, url = os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL")
     if offline or not (key or url):
         if not quiet:
-            print(t("connect.demo"))
+            print(t("connect.offline" if (key or url) else "connect.demo"))
         return DemoClient()
     import anthropic
 

@@ -313,3 +313,39 @@ def test_student_notebooks_have_stubs_and_solutions_have_the_reference():
             graded.metadata["nbgrader"]["points"] == e.points
             and graded.metadata["editable"] is False
         )
+
+
+def test_guarded_loop_may_answer_the_last_turns_calls_without_running_them():
+    """At the turn limit, answering the last calls with is_error 'not run' is right too."""
+    from agentlab.exercises import check
+
+    def guarded_loop(client, messages, tools, run_bash, max_turns, approve):
+        for turn in range(1, max_turns + 1):
+            response = client.messages.create(
+                model="m", max_tokens=1000, messages=messages, tools=tools
+            )
+            messages.append({"role": "assistant", "content": response.content})
+            if response.stop_reason != "tool_use":
+                return
+            results = []
+            for block in response.content:
+                if block.type != "tool_use":
+                    continue
+                if turn == max_turns:
+                    output, error = "not run: turn limit reached", True
+                elif block.name != "bash":
+                    output, error = f"unknown tool {block.name}", True
+                elif not approve(block.input):
+                    output, error = "denied by the user", True
+                else:
+                    output, error = run_bash(block.input["command"]), False
+                result = {"type": "tool_result", "tool_use_id": block.id, "content": output}
+                if error:
+                    result["is_error"] = True
+                results.append(result)
+            messages.append({"role": "user", "content": results})
+
+    report = check("guarded_loop", guarded_loop)
+    failed = [r.scenario for r in report.failures] if hasattr(report, "failures") else []
+    assert "max_turns" not in failed and "max_turns_one" not in failed, str(report)
+    assert "cut_off_call" in failed  # the checker still sees its real mistakes

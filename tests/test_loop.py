@@ -124,7 +124,8 @@ def test_execute_denial_and_edit():
     answers = iter([al.Verdict.deny("not today"), al.Verdict.edit({"words": "edited"})])
     results = al.execute(calls, [echo], approve=lambda call: next(answers))
     assert results[0]["is_error"] and "not today" in results[0]["content"]
-    assert results[1]["content"] == "edited"
+    assert results[1]["content"].endswith("\nedited")  # the model is told what really ran
+    assert 'echo({"words": "edited"})' in results[1]["content"]
     assert al.execute(calls[:1], [echo], approve=lambda c: False)[0]["is_error"]
 
 

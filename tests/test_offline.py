@@ -201,3 +201,12 @@ def test_connect_uses_the_sdk_with_a_key_or_base_url(monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     assert isinstance(al.connect(), anthropic.Anthropic)
     assert "http://127.0.0.1:9" in capsys.readouterr().out
+
+
+def test_demo_follows_what_the_task_says(workspace):
+    run("Create a file called hi.txt containing hello there and check it")
+    assert (workspace / "hi.txt").read_text() == "hello there\n"
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "inner.txt").write_text("x")
+    r = run("List the files in the folder sub")
+    assert "inner.txt" in r.text and "ls -la sub" in r.text

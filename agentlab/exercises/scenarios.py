@@ -741,6 +741,7 @@ class Loop:
     pending_note: str | None = None  # accept that ending, with this note
     more_requests: str = "stop_rule"  # idea if the model was asked after the script ended
     notes: dict[int, str] = field(default_factory=dict)  # a note when it made this many requests
+    also: tuple[tuple[str, ...], ...] = ()  # other runs (besides ``commands``) that are right too
 
 
 def _task() -> list[dict[str, Any]]:
@@ -806,7 +807,7 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
         trial.fail(
             t("ex.expect.requests", n=max(case.requests)), t("ex.happened.requests", n=accepted)
         )
-    if ran != case.commands:
+    if ran != case.commands and tuple(ran) not in case.also:
         idea = "every_call" if set(ran) < set(case.commands) else None
         trial.fail(
             t("ex.expect.ran", value=show(case.commands)),
@@ -844,6 +845,8 @@ def _judge_answers(trial: Trial, messages: list[Any], case: Loop) -> None:
                     if command in case.deny:
                         idea = "approval"
                     trial.fail(t("ex.expect.error_result", id=b.get("tool_use_id")), show(b), idea)
+            elif case.also and b.get("is_error") and text_of(b.get("content")):
+                continue  # a call the loop chose not to run (say, at the turn limit), answered
             elif command in OUTPUTS and text_of(b.get("content")) != OUTPUTS[command]:
                 want = {
                     "type": "tool_result",
@@ -972,6 +975,7 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
                 _endless,
                 ["ls", "date"] * 3,
                 (3,),
+                also=(("ls", "date") * 2,),  # the last calls answered "not run" is right too
                 max_turns=3,
                 pending="max_turns",
                 more_requests="max_turns",
@@ -984,6 +988,7 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
                 _endless,
                 ["ls", "date"],
                 (1,),
+                also=((),),
                 max_turns=1,
                 pending="max_turns",
                 more_requests="max_turns",
