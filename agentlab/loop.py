@@ -64,7 +64,6 @@ DEFAULT_SYSTEM = (
 
 Action = Literal["execute", "stop", "continue"]
 Stage = Literal["request", "decide", "execute", "append", "done"]
-STAGES: tuple[Stage, ...] = ("request", "decide", "execute", "append", "done")
 
 
 # ---------------------------------------------------------------------------
@@ -158,9 +157,7 @@ def decide(response: Message) -> Decision:
     known = ("end_turn", "stop_sequence", "max_tokens", "refusal", "model_context_window_exceeded")
     if reason in known:
         explanation = t(f"decide.{reason}")
-    elif reason == "tool_use":  # says tool_use but holds no tool_use block
-        explanation = t("decide.unknown", reason=reason)
-    else:
+    else:  # unknown, or "tool_use" with no tool_use block in it: run nothing
         explanation = t("decide.unknown", reason=reason)
     return Decision("stop", reason, (), explanation, uses)
 
@@ -277,10 +274,6 @@ def _run_one(
     return result
 
 
-def _quiet(kind: str, **data: Any) -> None:
-    return None
-
-
 def execute(
     tool_uses: Iterable[Any],
     tools: Iterable[Any] | None = None,
@@ -304,9 +297,6 @@ def execute(
     def emit(kind: str, **data: Any) -> None:
         if on_event is not None:
             on_event(Event(kind, data))
-
-    if on_event is None:
-        emit = _quiet
 
     results: list[dict[str, Any]] = []
     for i, use in enumerate(uses):

@@ -229,7 +229,7 @@ EN: dict[str, str] = {
 }
 
 # Loop scenarios that read the same for both loops.
-for _name in (
+SHARED_LOOP_SCENARIOS = (
     "answer_without_tools",
     "one_call",
     "parallel_calls",
@@ -239,8 +239,7 @@ for _name in (
     "refusal",
     "context_window",
     "unknown_stop_reason",
-):
-    EN[f"ex.guarded_loop.{_name}"] = EN[f"ex.agent_loop.{_name}"]
+)
 
 ZH: dict[str, str] = {
     "ex.idea.history": "历史从用户的任务开始",
@@ -451,18 +450,9 @@ ZH: dict[str, str] = {
     "ex.nb.last": "这是最后一个练习：你已经写出了 Agent 循环，以及真实 Harness 为它加上的防护。",
 }
 
-for _name in (
-    "answer_without_tools",
-    "one_call",
-    "parallel_calls",
-    "two_rounds",
-    "stop_sequence",
-    "max_tokens",
-    "refusal",
-    "context_window",
-    "unknown_stop_reason",
-):
-    ZH[f"ex.guarded_loop.{_name}"] = ZH[f"ex.agent_loop.{_name}"]
+for _table in (EN, ZH):
+    for _name in SHARED_LOOP_SCENARIOS:
+        _table[f"ex.guarded_loop.{_name}"] = _table[f"ex.agent_loop.{_name}"]
 
 
 def register() -> None:

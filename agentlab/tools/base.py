@@ -32,7 +32,6 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     fn: Callable[..., Any] | None = None
-    validate: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(
         default_factory=dict, repr=False
     )  # e.g. {"type": "bash_20250124"}
@@ -54,10 +53,7 @@ class Tool:
         if not isinstance(input, Mapping):
             raise ToolInputError(f"input must be a JSON object, got {type(input).__name__}")
         args = dict(input)
-        if self.validate is not None:
-            args = self.validate(args)
-        else:
-            _check_required(self.input_schema, args)
+        _check_required(self.input_schema, args)  # @tool functions are also checked by pydantic
         return self.fn(**args)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
