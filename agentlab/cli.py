@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     code = 0
     try:
         result = loop.run()
-        if result.stop_reason not in ("end_turn", "stop_sequence"):
+        if result.ended != "model" or result.stop_reason not in ("end_turn", "stop_sequence"):
             code = 1
     except RequestError as e:
         console.print(f"[red]{e.explanation}[/] {t('loop.request_failed')}")

@@ -201,7 +201,7 @@ EN: dict[str, str] = {
     "lessons.opening": "Opening JupyterLab on {first}. Press Ctrl-C here to stop it.",
     "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agentlab[lab]"  (or run again with --copy-only and use any Jupyter).',
     "lessons.none": "No lesson notebooks found in {path}; this installation of agentlab is incomplete.",
-    "result.repr": "LoopResult(stop_reason={reason!r}, turns={turns}, messages={n})",
+    "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets (agentlab/widgets): cards, pair table, stepper, diagram
     "view.history.title": "History (the messages list)",
     "view.history.summary": "{n} message(s) · {pairs} tool call(s)",
@@ -480,7 +480,7 @@ ZH: dict[str, str] = {
     "lessons.opening": "正在用 JupyterLab 打开 {first}。在这里按 Ctrl-C 可停止。",
     "lessons.no_lab": '没有安装 JupyterLab。请运行：pip install "agentlab[lab]"（或加上 --copy-only 重新运行，然后用任意 Jupyter 打开）。',
     "lessons.none": "在 {path} 中找不到课程笔记本；这个 agentlab 安装不完整。",
-    "result.repr": "LoopResult(stop_reason={reason!r}, turns={turns}, messages={n})",
+    "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets
     "view.history.title": "历史（messages 列表）",
     "view.history.summary": "{n} 条消息 · {pairs} 个工具调用",

@@ -23,7 +23,6 @@ ever leads to a tool running, and every ``tool_use`` gets exactly one
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentlab.errors import RequestError, explain_error, is_request_failure
 from agentlab.history import HistoryError, as_dict, blocks, check_next
 from agentlab.i18n import t
+from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
 
@@ -55,7 +55,6 @@ __all__ = [
     "request",
 ]
 
-DEFAULT_MODEL = os.environ.get("AGENTLAB_MODEL", "claude-sonnet-5-5")
 DEFAULT_MAX_TOKENS = 8000  # as in the lesson
 DEFAULT_SYSTEM = (
     "You are a coding agent working in a terminal. Use the bash tool to inspect and "
@@ -63,6 +62,9 @@ DEFAULT_SYSTEM = (
 )
 
 Action = Literal["execute", "stop", "continue"]
+# Why a loop ended. "model": the model's stop_reason ended it (read ``stop_reason``);
+# the others are agentlab's own endings, never API stop reasons.
+ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
 Stage = Literal["request", "decide", "execute", "append", "done"]
 
 
@@ -386,12 +388,13 @@ class LoopResult:
 
     messages: list[Any]
     text: str
-    stop_reason: str | None
+    stop_reason: str | None  # the API's stop_reason of the last reply (None if no reply)
     turns: int
     usage: dict[str, int]
     turn_usage: list[dict[str, int]] = field(default_factory=list)
     explanation: str = ""
     start: int = 0  # where this run began in ``messages`` (a follow-up starts later)
+    ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
 
     @property
     def new_messages(self) -> list[Any]:
@@ -399,7 +402,13 @@ class LoopResult:
         return self.messages[self.start :]
 
     def __repr__(self) -> str:
-        return t("result.repr", reason=self.stop_reason, turns=self.turns, n=len(self.messages))
+        return t(
+            "result.repr",
+            ended=self.ended,
+            reason=self.stop_reason,
+            turns=self.turns,
+            n=len(self.messages),
+        )
 
     def _repr_markdown_(self) -> str:
         import html
@@ -484,7 +493,8 @@ class AgentLoop:
         self.turn_usage: list[dict[str, int]] = []
         self.audit: list[dict[str, Any]] = []
         self.durations: dict[str, float] = {}
-        self.stop_reason: str | None = None
+        self.stop_reason: str | None = None  # the API's value, from the last reply
+        self.ended: str | None = None  # one of ENDINGS once the loop is done
         self.explanation = ""
         self.error: RequestError | None = None
 
@@ -526,14 +536,15 @@ class AgentLoop:
                 total[k] = total.get(k, 0) + v
         return total
 
-    def _finish(self, reason: str | None, explanation: str) -> None:
-        self.stage, self.stop_reason, self.explanation = "done", reason, explanation
-        self._emit("done", reason=reason, explanation=explanation)
+    def _finish(self, ended: str, explanation: str) -> None:
+        """End the loop: ``ended`` is one of ENDINGS; ``stop_reason`` keeps the API's value."""
+        self.stage, self.ended, self.explanation = "done", ended, explanation
+        self._emit("done", ended=ended, reason=self.stop_reason, explanation=explanation)
 
     # -- the four stages ------------------------------------------------------
     def _request(self) -> None:
         if self.turns - self._base >= self.max_turns:
-            self._finish("max_turns", t("decide.max_turns", n=self.max_turns))
+            self._finish("turn_limit", t("decide.max_turns", n=self.max_turns))
             return
         if self.max_total_tokens is not None or self.max_cost is not None:
             from agentlab.usage import over_budget
@@ -565,6 +576,7 @@ class AgentLoop:
         self.error = None
         self.turns += 1
         self.response = response
+        self.stop_reason = _get(response, "stop_reason")
         self.turn_usage.append(_usage(response))
         self._emit("response", response=response, usage=self.turn_usage[-1])
         append(self.messages, response)  # the lesson saves the reply first, then decides
@@ -583,7 +595,7 @@ class AgentLoop:
         elif d.action == "continue":
             self.stage = "request"
         else:
-            self._finish(d.reason, d.explanation)
+            self._finish("model", d.explanation)
 
     def _execute(self) -> None:
         assert self.decision is not None
@@ -610,7 +622,7 @@ class AgentLoop:
         if self.decision.action in ("execute", "continue"):
             self.stage = "request"
         else:
-            self._finish(self.decision.reason, self.decision.explanation)
+            self._finish("model", self.decision.explanation)
 
     # -- driving it -----------------------------------------------------------
     def step(self) -> str:
@@ -646,7 +658,7 @@ class AgentLoop:
             raise RuntimeError(f"finish the current turn first (next stage: {self.stage})")
         append(self.messages, task)
         self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
-        self.stage, self.stop_reason, self.explanation = "request", None, ""
+        self.stage, self.stop_reason, self.ended, self.explanation = "request", None, None, ""
         self._start, self._base = len(self.messages) - 1, self.turns  # max_turns counts per task
         return self
 
@@ -663,6 +675,7 @@ class AgentLoop:
             text=final_text(self.messages[self._start :]),
             start=self._start,
             stop_reason=self.stop_reason,
+            ended=self.ended,
             turns=self.turns,
             usage=self.usage,
             turn_usage=list(self.turn_usage),

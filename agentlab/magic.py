@@ -38,7 +38,7 @@ stops at each tool call for Approve / Deny / Edit). In a terminal
 ``--confirm`` asks with ``input()``.
 
 A failed request prints what went wrong, without a traceback, and returns
-the result with ``stop_reason == "error"``; if nothing else happened the
+the result with ``ended == "error"``; if nothing else happened the
 task is taken back out, so running the cell again is the retry. Ctrl-C (the
 notebook's stop button) leaves a valid history (``AgentLoop`` answers the
 unfinished tool calls), prints one line and is raised again, so "Run All"
@@ -616,7 +616,7 @@ class AgentMagics(Magics):
                     t("magic.took_back" if took_back else "magic.kept", n=len(loop.messages)),
                     file=sys.stderr,
                 )
-                loop.stage, loop.stop_reason, loop.explanation = "done", "error", e.explanation
+                loop.stage, loop.ended, loop.explanation = "done", "error", e.explanation
             except KeyboardInterrupt:
                 _repair(loop, before)
                 print(t("magic.interrupted", n=len(loop.messages)), file=sys.stderr)
@@ -677,7 +677,7 @@ def _take_back(loop: AgentLoop, before: int) -> bool:
 def _repair(loop: AgentLoop, before: int) -> None:
     """After Ctrl-C, make sure every tool call is answered (the core does this
     when the interrupt comes while tools run; this covers the moments between)."""
-    if isinstance(loop.stop_reason, str) and loop.stop_reason == "interrupted":
+    if loop.ended == "interrupted":
         return
     if _take_back(loop, before):
         return
@@ -687,7 +687,7 @@ def _repair(loop: AgentLoop, before: int) -> None:
         from agentlab.loop import append
 
         append(loop.messages, not_run(uses, t("magic.not_run_interrupted")))
-    loop.stage, loop.stop_reason = "done", "interrupted"
+    loop.stage, loop.ended = "done", "interrupted"
 
 
 def load_history(path: Path) -> list[Any]:

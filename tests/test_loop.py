@@ -214,7 +214,7 @@ def test_agent_loop_runs_to_the_end():
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert [r["content"] for r in messages[2]["content"]] == ["a", "b"]
     assert result.usage["input_tokens"] > 0 and len(result.turn_usage) == 2
-    assert repr(result) == "LoopResult(stop_reason='end_turn', turns=2, messages=4)"
+    assert repr(result) == "LoopResult(ended='model', stop_reason='end_turn', turns=2, messages=4)"
     assert al.validate(messages) == []
 
 
@@ -276,7 +276,7 @@ def test_max_turns_ends_cleanly_with_a_valid_history():
     client = ScriptedClient(lambda params: [tool_use("echo", {"words": "again"})])
     messages = task()
     result = al.agent_loop(messages, client, tools=[echo], max_turns=3)
-    assert result.stop_reason == "max_turns" and result.turns == 3 and len(client.requests) == 3
+    assert result.ended == "turn_limit" and result.turns == 3 and len(client.requests) == 3
     assert al.validate(messages) == [] and "3" in result.explanation
 
 
@@ -290,7 +290,7 @@ def test_interrupt_in_the_loop_leaves_a_valid_history():
     loop = al.AgentLoop(client, task(), tools=[echo, stop])
     with pytest.raises(KeyboardInterrupt):
         loop.run()
-    assert loop.done and loop.stop_reason == "interrupted"
+    assert loop.done and loop.ended == "interrupted"
     assert al.validate(loop.messages) == []
 
 
@@ -386,15 +386,15 @@ def test_interrupt_kills_a_running_bash_command_and_the_history_stays_valid(tmp_
     with pytest.raises(KeyboardInterrupt):
         loop.run()
     timer.cancel()
-    assert al.validate(loop.messages) == [] and loop.stop_reason == "interrupted"
+    assert al.validate(loop.messages) == [] and loop.ended == "interrupted"
     assert loop.turns == 1 and len(loop.messages[-1]["content"]) == 2
 
 
 def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
     client = ScriptedClient(lambda params: [tool_use("echo", {"words": "x"})])
     loop = al.AgentLoop(client, "first", tools=[echo], max_turns=2)
-    assert loop.run().stop_reason == "max_turns" and loop.turns == 2
+    assert loop.run().ended == "turn_limit" and loop.turns == 2
     result = loop.ask("second").run()
-    assert result.stop_reason == "max_turns" and loop.turns == 4  # two more, not zero
+    assert result.ended == "turn_limit" and loop.turns == 4  # two more, not zero
     assert result.new_messages[0] == {"role": "user", "content": "second"}
     assert "first" not in result._repr_markdown_() and "&lt;" not in result._repr_markdown_()

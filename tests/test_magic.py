@@ -128,7 +128,7 @@ def test_options_system_model_and_max_turns_reach_the_request(ip):
     client = scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "never sent", "ok"])
     ip.user_ns["TERSE"] = "Answer in one word."
     result = cell(ip, "--client client --system TERSE --model my-model --max-turns 1", "Go")
-    assert result.stop_reason == "max_turns" and len(client.requests) == 1
+    assert result.ended == "turn_limit" and len(client.requests) == 1
     assert client.requests[0]["system"] == "Answer in one word."
     assert client.requests[0]["model"] == "my-model"
     cell(ip, "--client client", "Go on")  # --model and --system are kept for the conversation
@@ -242,7 +242,7 @@ def test_a_401_over_http_is_one_clear_sentence(ip, server, capsys):
     result = cell(ip, "", "How many .py files are here?")
     err = capsys.readouterr().err
     assert "The API key is missing or wrong (401" in err and "Traceback" not in err
-    assert result.stop_reason == "error" and ip.user_ns["_agent"].messages == []
+    assert result.ended == "error" and ip.user_ns["_agent"].messages == []
 
 
 # --- reset, history, save, load ------------------------------------------------
@@ -325,14 +325,14 @@ def test_an_api_error_says_what_happened_and_changes_nothing(ip, capsys):
     err = capsys.readouterr().err
     assert "The API rejected the request (400): messages: something the API disliked" in err
     assert "Nothing was added" in err and "Traceback" not in err
-    assert result.stop_reason == "error" and "400" in result.explanation
+    assert result.ended == "error" and "400" in result.explanation
     assert ip.user_ns["_agent"].messages == before  # the task was taken back out
 
 
 def test_an_api_error_after_a_tool_turn_keeps_the_valid_part(ip, capsys):
     scripted(ip, [[tool_use("bash", {"command": "echo hi"})], bad_request("broken")])
     result = cell(ip, "--client client", "Go")
-    assert result.stop_reason == "error"
+    assert result.ended == "error"
     messages = ip.user_ns["_agent"].messages
     assert len(messages) == 3 and al.validate(messages) == []
     assert "keeps what this cell did" in capsys.readouterr().err
@@ -358,7 +358,7 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     results = session.messages[-1]["content"]
     assert [r["is_error"] for r in results] == [True, True]
     assert "Interrupted" in results[1]["content"]
-    assert session.loop.result().stop_reason == "interrupted"
+    assert session.loop.result().ended == "interrupted"
     assert "agentlab: stopped. The history is still valid (3 messages)" in capsys.readouterr().err
 
     follow = cell(ip, "--client client", "Never mind")

@@ -146,7 +146,7 @@ def test_a_token_budget_ends_the_loop_cleanly():
     client = ScriptedClient(script)
     loop = al.AgentLoop(client, "go", tools=[note], max_total_tokens=1200)
     result = loop.run()
-    assert result.stop_reason == "budget" and "max_total_tokens=1200" in result.explanation
+    assert result.ended == "budget" and "max_total_tokens=1200" in result.explanation
     assert len(client.requests) == 3 and totals(loop)["total_tokens"] == 1500
     assert al.validate(loop.messages) == [] and loop.messages[-1]["role"] == "user"
 
@@ -156,7 +156,7 @@ def test_a_cost_budget_ends_the_loop_cleanly():
     script = [reply([tool_use("note", {"x": i})], i=1000) for i in range(5)] + ["done"]
     client = ScriptedClient(script)
     result = al.agent_loop([{"role": "user", "content": "go"}], client, tools=[note], max_cost=0.04)
-    assert result.stop_reason == "budget" and "max_cost=$0.04" in result.explanation
+    assert result.ended == "budget" and "max_cost=$0.04" in result.explanation
     assert len(client.requests) == 3 and al.validate(result.messages) == []
 
 
@@ -164,7 +164,7 @@ def test_a_cost_budget_on_a_model_with_no_price_stops_instead_of_running_uncheck
     script = [reply([tool_use("note", {"x": 1})], model="my-local-model", i=10)] + ["done"]
     loop = al.AgentLoop(ScriptedClient(script), "go", tools=[note], max_cost=1.0)
     result = loop.run()
-    assert result.stop_reason == "budget" and "my-local-model" in result.explanation
+    assert result.ended == "budget" and "my-local-model" in result.explanation
     assert result.turns == 1 and al.validate(loop.messages) == []
 
 

@@ -380,7 +380,7 @@ def test_interrupt_while_a_tool_runs_keeps_the_history_valid(tmp_path: Path) -> 
     loop = al.AgentLoop(client, "go", tools=[tool])
     view = LoopView(loop)
     view.run_button.click()
-    assert loop.stage == "done" and loop.stop_reason == "interrupted"
+    assert loop.stage == "done" and loop.ended == "interrupted"
     assert "Interrupted" in view.status.value and validate(loop.messages) == []
     assert "is_error" in html_of(view.history.cards[-1])
 
@@ -488,7 +488,7 @@ def test_stop_handled_on_another_thread_interrupts_a_running_tool() -> None:
         return view
 
     view = asyncio.run(cell())
-    assert loop.stop_reason == "interrupted" and validate(loop.messages) == []
+    assert loop.ended == "interrupted" and validate(loop.messages) == []
     result = loop.messages[-1]["content"][0]
     assert result["is_error"] and result["content"].startswith("Interrupted")
     assert "Interrupted." in view.status.value and not view._in_stage

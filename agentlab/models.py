@@ -1,0 +1,84 @@
+"""One table of models: prices, limits, thinking modes and what each accepts.
+
+The data lives in ``models.json`` beside this file (with its sources and the
+date it was checked). The offline clients, ``agentlab serve``, ``usage`` and
+the default model all read it from here::
+
+    from agentlab import models
+    info = models.get("claude-sonnet-5-5")
+    info.thinking_default        # "adaptive": replies carry thinking blocks
+    info.prefill                 # False: a history ending on an assistant turn is refused
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_MODEL", "ModelInfo", "get", "ids", "table"]
+
+MODELS_FILE = Path(__file__).with_name("models.json")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What agentlab knows of one model (see ``models.json`` for the sources)."""
+
+    id: str
+    name: str
+    prices: dict[str, float]
+    context_window: int
+    max_output: int
+    thinking: tuple[str, ...]  # the thinking types the model accepts
+    thinking_default: str  # "adaptive" (thinks unasked) or "disabled" (thinks when asked)
+    prefill: bool  # may a request end on an assistant turn?
+    forced_tool_choice: bool  # tool_choice "any" / "tool"
+    sampling: bool  # temperature, top_p, top_k
+    min_cache_tokens: int  # the shortest prompt that can be cached
+    unchecked: tuple[str, ...] = ()  # fields not confirmed in public material
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def thinks_by_default(self) -> bool:
+        """Do replies carry thinking blocks when the request has no ``thinking`` field?"""
+        return self.thinking_default == "adaptive"
+
+
+@lru_cache(maxsize=1)
+def table() -> dict[str, Any]:
+    """The whole data file (read once)."""
+    data: dict[str, Any] = json.loads(MODELS_FILE.read_text("utf-8"))
+    return data
+
+
+def ids() -> list[str]:
+    """The model ids in the table."""
+    return list(table()["models"])
+
+
+@lru_cache(maxsize=256)
+def get(model: str | None) -> ModelInfo | None:
+    """The row for ``model`` (exact id, else the longest id it starts with); None if unknown."""
+    if not model:
+        return None
+    rows = table()["models"]
+    key = (
+        model
+        if model in rows
+        else max((k for k in rows if model.startswith(k)), key=len, default=None)
+    )
+    if key is None:
+        return None
+    row = dict(rows[key])
+    known = {f for f in ModelInfo.__dataclass_fields__ if f not in ("id", "extra")}
+    values = {k: row.pop(k) for k in list(row) if k in known}
+    values["thinking"] = tuple(values.get("thinking", ()))
+    values["unchecked"] = tuple(values.get("unchecked", ()))
+    return ModelInfo(id=key, extra=row, **values)
+
+
+DEFAULT_MODEL: str = os.environ.get("AGENTLAB_MODEL") or table()["default"]
