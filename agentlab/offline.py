@@ -13,6 +13,8 @@ with the API's own wording, so mistakes look the same offline as online.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import json
 import os
@@ -21,6 +23,7 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentlab.events import events, sse
 from agentlab.history import as_dict, blocks, check_at, validate
 from agentlab.i18n import t
 
@@ -186,41 +189,83 @@ def make_message(
     return Message.model_validate(data)
 
 
-class _Stream:
-    """What ``client.messages.stream(...)`` returns, for offline clients."""
+# ---------------------------------------------------------------------------
+# The clients: the SDK's own client, answered in-process
+# ---------------------------------------------------------------------------
 
-    def __init__(self, message: Message):
-        self._message = message
+OFFLINE_URL = "http://offline.agentlab.invalid"  # never reached: the script answers in-process
 
-    def __enter__(self) -> _Stream:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+@functools.cache
+def _create_keywords() -> tuple[frozenset[str], frozenset[str]]:
+    """The keywords the installed SDK's ``Messages.create`` takes for a plain call
+    (no stream, no request options), and the ones it requires."""
+    from anthropic.resources.messages import Messages
 
-    @property
-    def text_stream(self) -> Iterator[str]:
-        for b in self._message.content:
-            if b.type == "text":
-                yield from re.findall(r"\S+\s*|\s+", b.text)
+    params = inspect.signature(Messages.create).parameters.values()
+    named = [p for p in params if p.kind is p.KEYWORD_ONLY]
+    options = {"stream", "extra_headers", "extra_query", "extra_body", "timeout"}
+    plain = frozenset(p.name for p in named if p.name not in options)
+    required = frozenset(p.name for p in named if p.default is p.empty)
+    return plain, required
 
-    def until_done(self) -> None:
-        for _ in self.text_stream:
-            pass
 
-    def get_final_message(self) -> Message:
-        return self._message
+@functools.cache
+def _omitted() -> tuple[type, ...]:
+    import anthropic
+
+    return (anthropic.Omit, anthropic.NotGiven)
+
+
+def _raise_as_scripted(request: Any, call_next: Any) -> Any:
+    """SDK middleware: what the script raises reaches the caller as it is.
+
+    The SDK wraps anything its transport raises, its own errors apart, in
+    ``APIConnectionError`` (``anthropic._base_client``, ``_attempt_request``).
+    Here the transport is the script: unwrap, so a scripted ``RuntimeError`` or
+    the ``IndexError`` of a script that ran out looks the same on every path.
+    """
+    import anthropic
+
+    try:
+        return call_next(request)
+    except anthropic.APIConnectionError as e:
+        if type(e) is anthropic.APIConnectionError and e.__cause__ is not None:
+            raise e.__cause__ from None
+        raise
+
+
+def _error(kind: str, message: str, **details: Any) -> dict[str, Any]:
+    """The API's error body."""
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if details:
+        error["details"] = details
+    return {"type": "error", "error": error, "request_id": None}
 
 
 class _Messages:
+    """``client.messages``. A plain ``create`` (the keywords the SDK takes, no
+    stream) is answered at once; anything else goes to the SDK's own resource:
+    ``stream``, ``count_tokens``, ``with_raw_response``, ``create(stream=True)``,
+    and a call the SDK refuses (it raises its own ``TypeError``)."""
+
     def __init__(self, owner: ScriptedClient):
         self._owner = owner
 
-    def create(self, **params: Any) -> Message:
+    def create(self, *args: Any, **params: Any) -> Any:
+        plain, required = _create_keywords()
+        if (
+            args
+            or not (required <= params.keys() <= plain)
+            or any(isinstance(v, _omitted()) for v in params.values())
+        ):
+            return self._owner._sdk.messages.create(*args, **params)
         return self._owner._reply(params)
 
-    def stream(self, **params: Any) -> _Stream:
-        return _Stream(self._owner._reply(params))
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._owner._sdk.messages, name)
 
 
 Reply = (
@@ -235,6 +280,11 @@ class ScriptedClient:
     list of blocks, or an exception to raise) or a function
     ``fn(request_params) -> item``. Every request is checked like the API
     checks it (``check=False`` turns that off) and kept in ``.requests``.
+
+    Everything ``anthropic.Anthropic()`` has works the same way here:
+    ``messages.stream``, ``create(stream=True)``, ``messages.count_tokens``,
+    ``with_raw_response``, ``beta.messages.tool_runner`` and ``.thread``. There
+    are no retries: a scripted error reaches you at once.
     """
 
     def __init__(
@@ -243,10 +293,12 @@ class ScriptedClient:
         self._replies = replies
         self._index = 0
         self._ids = itertools.count(1)
+        self._request_ids = itertools.count(1)
         self.check = check
         self.requests: list[dict[str, Any]] = []
         self.messages = _Messages(self)
         self._seen: list[Any] = []
+        self._threads: dict[str, dict[str, Any]] = {}  # reply id -> the request that led to it
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
@@ -275,8 +327,79 @@ class ScriptedClient:
             return item
         return make_message(item, ids=self._ids, input_tokens=_tokens(params.get("messages")))
 
+    # -- the SDK's own client, for everything but a plain create ---------------
+
+    @functools.cached_property
+    def _sdk(self) -> Any:
+        """``anthropic.Anthropic`` whose HTTP requests ``_answer`` answers in-process."""
+        import anthropic
+        import httpx2
+
+        return anthropic.Anthropic(
+            api_key="offline",
+            base_url=OFFLINE_URL,
+            max_retries=0,
+            http_client=httpx2.Client(transport=httpx2.MockTransport(self._answer)),
+            middleware=[_raise_as_scripted],
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        # beta, models, with_options, base_url, ...: the SDK client's own.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._sdk, name)
+
+    def _answer(self, request: Any) -> Any:
+        """Answer one HTTP request of the SDK the way the API would."""
+        import httpx2
+
+        headers = {"request-id": f"req_offline_{next(self._request_ids):04d}"}
+        body = json.loads(request.content or b"null")
+        if request.url.path == "/v1/messages/count_tokens":
+            errors = check_request({"max_tokens": 1, **body}) if self.check else []
+            if errors:
+                raise bad_request(errors[0])
+            count = sum(_tokens(body[k]) for k in ("system", "tools", "messages") if body.get(k))
+            return httpx2.Response(200, json={"input_tokens": count}, headers=headers)
+        if request.url.path != "/v1/messages":
+            not_found = _error("not_found_error", f"Not found: {request.url.path}")
+            return httpx2.Response(404, json=not_found, headers=headers)
+        stream, thread = body.pop("stream", False), body.pop("thread", None)
+        if thread and thread.get("type") == "continue":
+            # Message threads: the request carries only what is new; the rest is
+            # the thread's (platform.claude.com/docs/en/build-with-claude/message-threads).
+            held = self._threads.get(thread.get("previous_message_id"))
+            if held is None:
+                # The error code is the one the SDK reads (anthropic.lib.threads,
+                # _thread_state); the API's exact wording is not known to us.
+                lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
+                return httpx2.Response(404, json=lost, headers=headers)
+            body = {**held, **body, "messages": held["messages"] + body["messages"]}
+        message = self._reply(body)
+        if thread:
+            reply = {"role": "assistant", "content": as_dict(list(message.content))}
+            self._threads[message.id] = {**body, "messages": [*body["messages"], reply]}
+        if not stream:
+            data = message.model_dump(mode="json", exclude_none=True)
+            return httpx2.Response(200, json=data, headers=headers)
+        headers["content-type"] = "text/event-stream; charset=utf-8"
+        return httpx2.Response(
+            200, headers=headers, content=(sse(name, data) for name, data in events(message))
+        )
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(requests={len(self.requests)})"
+
+
+def stream_of(message: Message) -> Any:
+    """The SDK's own ``client.messages.stream(...)`` for a reply already made:
+    ``with stream_of(m) as s: s.text_stream, s.get_final_message(), ...``."""
+    client = ScriptedClient([message], check=False)
+    ask = [{"role": "user", "content": "."}]
+    return client._sdk.messages.stream(model=message.model, max_tokens=1, messages=ask)
+
+
+_Stream = stream_of  # the name agentlab.recording imports
 
 
 # ---------------------------------------------------------------------------
