@@ -1,14 +1,40 @@
 """Clients that need no network, drop-ins for ``anthropic.Anthropic()``.
 
-They answer ``client.messages.create(**params)`` (and ``.messages.stream``)
-with real ``anthropic.types.Message`` objects, and check every request with
-the rules the API applies: a broken history raises ``anthropic.BadRequestError``
-with the API's own wording, so mistakes look the same offline as online.
+They answer ``client.messages.create(**params)`` with real
+``anthropic.types.Message`` objects, and check every request with the rules
+the API applies: a broken history raises ``anthropic.BadRequestError`` with the
+API's own wording, so mistakes look the same offline as online.
 
 - ``ScriptedClient(replies)``: plays back replies you write (tests, exercises).
 - ``DemoClient()``: the offline demo model, a small script that uses bash
   for a handful of tasks. It is not Claude and says so.
 - ``connect()``: the real client when a key is set, else the demo model.
+
+How they are built (a design choice, and why)
+---------------------------------------------
+A student's code must not be able to tell these from the real client, apart
+from the answers. So every surface except one *is* the SDK: each offline
+client holds a real ``anthropic.Anthropic`` whose HTTP requests are answered
+in-process (``httpx2.MockTransport``, see ``ScriptedClient._answer``), never
+leaving the machine. ``messages.stream()``, ``create(stream=True)``,
+``count_tokens``, ``with_raw_response``, ``beta.messages.tool_runner`` and
+``.thread()`` are therefore the SDK's own code, fed the same JSON and
+server-sent events (``agentlab.events``) that ``agentlab serve`` sends.
+
+The one exception is a plain ``messages.create`` (keywords the installed
+SDK's ``Messages.create`` takes, no stream, no request options): it is
+answered directly. Going through the SDK costs a full copy and JSON encoding
+of the history on every request, about 0.6 ms for a short history and 30 ms
+for 1,000 messages on the test machine, against about 2 µs directly
+(``benchmarks/offline_clients.py``); the loop benchmarks and the property tests
+run thousands of such requests. The direct path keeps the SDK's contract: the
+keywords are read from the SDK at run time, and anything else (a typo, a
+missing ``max_tokens``, ``temperature=``) is handed to the SDK, which raises
+its own ``TypeError``. What a reply function sees differs only in form: the
+direct path passes the request as given, the SDK path as JSON dicts.
+
+Scripted exceptions reach the caller as they are, on every path, and nothing
+is retried: the script, not a retry policy, decides what happens.
 """
 
 from __future__ import annotations
@@ -174,8 +200,11 @@ def make_message(
     data.setdefault("role", "assistant")
     data.setdefault("model", model)
     data.setdefault("stop_sequence", None)
+    # The API reports the prompt cache in every usage, 0 when nothing was cached
+    # (as agentlab's server does too).
+    usage = {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
     data.setdefault(
-        "usage", {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
+        "usage", {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     )
     data.update(fields)
     reason = data["stop_reason"]
@@ -197,9 +226,11 @@ OFFLINE_URL = "http://offline.agentlab.invalid"  # never reached: the script ans
 
 
 @functools.cache
-def _create_keywords() -> tuple[frozenset[str], frozenset[str]]:
+def _create_keywords() -> tuple[frozenset[str], frozenset[str], frozenset[type]]:
     """The keywords the installed SDK's ``Messages.create`` takes for a plain call
-    (no stream, no request options), and the ones it requires."""
+    (no stream, no request options), the ones it requires, and the SDK's
+    "not given" types (``anthropic.omit``, ``anthropic.NOT_GIVEN``)."""
+    import anthropic
     from anthropic.resources.messages import Messages
 
     params = inspect.signature(Messages.create).parameters.values()
@@ -207,14 +238,7 @@ def _create_keywords() -> tuple[frozenset[str], frozenset[str]]:
     options = {"stream", "extra_headers", "extra_query", "extra_body", "timeout"}
     plain = frozenset(p.name for p in named if p.name not in options)
     required = frozenset(p.name for p in named if p.default is p.empty)
-    return plain, required
-
-
-@functools.cache
-def _omitted() -> tuple[type, ...]:
-    import anthropic
-
-    return (anthropic.Omit, anthropic.NotGiven)
+    return plain, required, frozenset({anthropic.Omit, anthropic.NotGiven})
 
 
 def _raise_as_scripted(request: Any, call_next: Any) -> Any:
@@ -253,11 +277,11 @@ class _Messages:
         self._owner = owner
 
     def create(self, *args: Any, **params: Any) -> Any:
-        plain, required = _create_keywords()
+        plain, required, omitted = _create_keywords()
         if (
             args
             or not (required <= params.keys() <= plain)
-            or any(isinstance(v, _omitted()) for v in params.values())
+            or not omitted.isdisjoint(map(type, params.values()))
         ):
             return self._owner._sdk.messages.create(*args, **params)
         return self._owner._reply(params)
