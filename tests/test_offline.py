@@ -210,3 +210,37 @@ def test_demo_follows_what_the_task_says(workspace):
     (workspace / "sub" / "inner.txt").write_text("x")
     r = run("List the files in the folder sub")
     assert "inner.txt" in r.text and "ls -la sub" in r.text
+
+
+def test_making_an_offline_client_does_not_import_the_sdk():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agentlab as al; c = al.DemoClient(); s = al.ScriptedClient(['x']); "
+        "print('anthropic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the SDK is imported by the first request
+
+
+def test_scripted_behaviour_is_the_same_on_the_sdk_path():
+    # messages.stream goes through the SDK's own client; the script works as for create.
+    seen = []
+
+    def reply(params):
+        seen.append(params["messages"][-1]["content"])
+        return lambda p: f"you said {p['messages'][-1]['content']}"  # a callable item
+
+    client = ScriptedClient(reply)
+    with client.messages.stream(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]
+    ) as s:
+        assert s.get_final_message().content[0].text == "you said q"
+    assert seen == ["q"] and client.requests[0]["messages"] == [{"role": "user", "content": "q"}]
+    lax = ScriptedClient(["fine"], check=False)  # check=False lets a broken request through
+    broken = [{"role": "assistant", "content": "no user first"}]
+    with lax.messages.stream(model="m", max_tokens=5, messages=broken) as s:
+        assert s.get_final_text() == "fine"
+    with pytest.raises(anthropic.BadRequestError, match="first message must use the"):
+        ScriptedClient(["x"]).messages.create(model="m", max_tokens=5, messages=broken, stream=True)
