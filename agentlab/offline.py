@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DemoClient",
     "ScriptedClient",
+    "Threads",
     "bad_request",
     "check_request",
     "connect",
@@ -267,6 +268,41 @@ def _error(kind: str, message: str, **details: Any) -> dict[str, Any]:
     return {"type": "error", "error": error, "request_id": None}
 
 
+class Threads:
+    """Message threads, kept the way a server keeps them (the beta that the SDK's
+    ``beta.messages.thread()`` and ``tool_runner()`` use).
+
+    The first request of a thread says ``"thread": {"type": "create"}``; later
+    ones say ``{"type": "continue", "previous_message_id": ...}`` and carry only
+    the new messages, without ``system`` and ``tools``: the rest is the
+    thread's. (The fields are the ones the SDK sends: ``anthropic.lib.threads``.)
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, dict[str, Any]] = {}  # reply id -> the whole request + reply
+
+    def expand(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The whole request this one stands for (its ``thread`` field removed);
+        None when it continues a thread that is not kept here."""
+        thread = body.pop("thread", None)
+        if not thread or thread.get("type") != "continue":
+            return body
+        held = self._held.get(thread.get("previous_message_id"))
+        if held is None:
+            return None
+        return {**held, **body, "messages": held["messages"] + body["messages"]}
+
+    def keep(self, body: dict[str, Any], message: Any) -> None:
+        """Remember the conversation up to ``message``, the reply to ``body`` (a
+        whole request, as ``expand`` gives it)."""
+        reply = {"role": "assistant", "content": as_dict(list(message.content))}
+        self._held[message.id] = {**body, "messages": [*body["messages"], reply]}
+
+    def clear(self) -> None:
+        """Forget every thread (a server restarting, say)."""
+        self._held.clear()
+
+
 class _Messages:
     """``client.messages``. A plain ``create`` (the keywords the SDK takes, no
     stream) is answered at once; anything else goes to the SDK's own resource:
@@ -322,7 +358,7 @@ class ScriptedClient:
         self.requests: list[dict[str, Any]] = []
         self.messages = _Messages(self)
         self._seen: list[Any] = []
-        self._threads: dict[str, dict[str, Any]] = {}  # reply id -> the request that led to it
+        self._threads = Threads()
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
@@ -388,21 +424,16 @@ class ScriptedClient:
         if request.url.path != "/v1/messages":
             not_found = _error("not_found_error", f"Not found: {request.url.path}")
             return httpx2.Response(404, json=not_found, headers=headers)
-        stream, thread = body.pop("stream", False), body.pop("thread", None)
-        if thread and thread.get("type") == "continue":
-            # Message threads: the request carries only what is new; the rest is
-            # the thread's (platform.claude.com/docs/en/build-with-claude/message-threads).
-            held = self._threads.get(thread.get("previous_message_id"))
-            if held is None:
-                # The error code is the one the SDK reads (anthropic.lib.threads,
-                # _thread_state); the API's exact wording is not known to us.
-                lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
-                return httpx2.Response(404, json=lost, headers=headers)
-            body = {**held, **body, "messages": held["messages"] + body["messages"]}
-        message = self._reply(body)
-        if thread:
-            reply = {"role": "assistant", "content": as_dict(list(message.content))}
-            self._threads[message.id] = {**body, "messages": [*body["messages"], reply]}
+        stream, threaded = body.pop("stream", False), "thread" in body
+        full = self._threads.expand(body)
+        if full is None:
+            # The error code is the one the SDK reads (anthropic.lib.threads,
+            # _thread_state); the API's exact wording is not known to us.
+            lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
+            return httpx2.Response(404, json=lost, headers=headers)
+        message = self._reply(full)
+        if threaded:
+            self._threads.keep(full, message)
         if not stream:
             data = message.model_dump(mode="json", exclude_none=True)
             return httpx2.Response(200, json=data, headers=headers)
