@@ -20,6 +20,8 @@ from anthropic import beta_tool
 from anthropic.lib.streaming import MessageStream
 from anthropic.resources.messages import Messages
 from anthropic.types import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab import testing
@@ -446,3 +448,45 @@ def test_the_seed_loop_runs_unchanged_on_the_sdk_path(tmp_path, monkeypatch):
         ]
         messages.append({"role": "user", "content": results})
     assert "1 Python" in response.content[0].text and al.validate(messages) == []
+
+
+# --- any reply survives the trip through the stream ---------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+blocks = st.lists(
+    st.one_of(
+        st.builds(text, st.text(min_size=1, max_size=40)),
+        st.builds(
+            lambda name, value: tool_use(name, {"value": value}),
+            st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
+            json_values,
+        ),
+        st.builds(
+            lambda thought, sig: {"type": "thinking", "thinking": thought, "signature": sig},
+            st.text(max_size=20),
+            st.text("abcXYZ=", min_size=1, max_size=12),
+        ),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(blocks)
+def test_a_streamed_reply_is_the_reply(content):
+    """The SDK, reading agentlab's events, rebuilds exactly the message that was sent."""
+    message = make_message(content)
+    client = ScriptedClient([message], check=False)
+    with client.messages.stream(**ASK) as s:
+        final = s.get_final_message()
+    assert final.model_dump(exclude={"content"}) == message.model_dump(exclude={"content"})
+    assert [b.model_dump(exclude={"parsed_output"}) for b in final.content] == [
+        b.model_dump() for b in message.content
+    ]
