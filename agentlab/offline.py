@@ -24,10 +24,10 @@ server-sent events (``agentlab.events``) that ``agentlab serve`` sends.
 The one exception is a plain ``messages.create`` (keywords the installed
 SDK's ``Messages.create`` takes, no stream, no request options): it is
 answered directly. Going through the SDK costs a full copy and JSON encoding
-of the history on every request, about 0.6 ms for a short history and 30 ms
-for 1,000 messages on the test machine, against about 2 µs directly
-(``benchmarks/offline_clients.py``); the loop benchmarks and the property tests
-run thousands of such requests. The direct path keeps the SDK's contract: the
+of the history on every request: 0.6 to 1.8 ms for a short history and about
+26 ms for 1,000 messages on the (shared) test machine, against about 2 µs
+directly (``benchmarks/offline_clients.py``), and the loop benchmarks and the
+property tests run thousands of such requests. The direct path keeps the SDK's contract: the
 keywords are read from the SDK at run time, and anything else (a typo, a
 missing ``max_tokens``, ``temperature=``) is handed to the SDK, which raises
 its own ``TypeError``. What a reply function sees differs only in form: the
@@ -201,8 +201,8 @@ def make_message(
     data.setdefault("role", "assistant")
     data.setdefault("model", model)
     data.setdefault("stop_sequence", None)
-    # The API reports the prompt cache in every usage, 0 when nothing was cached
-    # (as agentlab's server does too).
+    # The prompt-cache counts are in every usage, 0 when nothing was cached, as
+    # agentlab's server sends them (tests/test_dropin.py compares the two).
     usage = {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
     data.setdefault(
         "usage", {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
