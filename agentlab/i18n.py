@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-__all__ = ["STRINGS", "get_language", "language_from_environment", "set_language", "t"]
+__all__ = ["STRINGS", "Count", "get_language", "language_from_environment", "set_language", "t"]
 
 EN: dict[str, str] = {
     # roles, as a transcript shows them
@@ -660,7 +660,30 @@ def get_language() -> str:
     return _language
 
 
+class Count(int):
+    """A number that also chooses a word by itself: ``"{n} {n:file|files}"``.
+
+    ``{n:one|other}`` is the singular when n is 1 and the plural otherwise (English);
+    Chinese sentences simply do not use the form. Any other spec formats the number.
+    """
+
+    def __format__(self, spec: str) -> str:
+        if "|" in spec:
+            one, other = spec.split("|", 1)
+            return one if self == 1 else other
+        return int.__format__(self, spec)
+
+
 def t(key: str, **values: object) -> str:
-    """The sentence for ``key`` in the current language (English if missing)."""
+    """The sentence for ``key`` in the current language (English if missing).
+
+    Whole numbers can pick a plural: ``"{n} {n:file|files}"``.
+    """
     text = STRINGS[_language].get(key) or EN.get(key) or key
-    return text.format(**values) if values else text
+    if not values:
+        return text
+    counts = {
+        k: Count(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        for k, v in values.items()
+    }
+    return text.format(**counts)

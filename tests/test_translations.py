@@ -71,3 +71,23 @@ def test_a_changed_english_cell_is_flagged(tmp_path, monkeypatch):
     nbformat.write(nb, copy)
     monkeypatch.setattr(tl, "table_path", lambda p: tl.TRANSLATIONS / f"{p.stem}.json")
     assert any(md.id in line and "changed" in line for line in tl.problems(copy))
+
+
+def test_plurals_are_words_not_brackets():
+    from agentlab.exercises import strings  # noqa: F401  (registers the exercise texts)
+    from agentlab.i18n import STRINGS
+
+    bracketed = [k for k, v in STRINGS["en"].items() if "(s)" in v]
+    assert not bracketed, f"use '{{n:one|other}}' instead of '(s)' in: {bracketed}"
+
+
+def test_a_count_picks_its_word():
+    from agentlab.i18n import EN, t
+
+    EN["test.plural"] = "There {n:is|are} {n} Python {n:file|files} ({n:,} in all)"
+    try:
+        assert t("test.plural", n=1) == "There is 1 Python file (1 in all)"
+        assert t("test.plural", n=1200) == "There are 1200 Python files (1,200 in all)"
+        assert t("test.plural", n=0) == "There are 0 Python files (0 in all)"
+    finally:
+        del EN["test.plural"]
