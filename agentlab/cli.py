@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         help="serve the Messages API locally (the demo model) for a class; --help for options",
     )
     serve.add_argument("options", nargs="*", help="see agentlab serve --help")
+    sub.add_parser("doctor", help="check what a class needs (model, bash, JupyterLab, fonts)")
     from agentlab import lessons
 
     lessons.add_arguments(
@@ -210,6 +211,10 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["doctor"]:
+        from agentlab import doctor
+
+        return doctor.main(argv[1:])
     if argv[:1] == ["serve"]:  # its options belong to agentlab.testing
         from agentlab import testing
 

@@ -7,7 +7,10 @@ The API's own error text is never translated: students search for it.
 
 from __future__ import annotations
 
-__all__ = ["STRINGS", "get_language", "set_language", "t"]
+import os
+from collections.abc import Mapping
+
+__all__ = ["STRINGS", "Count", "get_language", "language_from_environment", "set_language", "t"]
 
 EN: dict[str, str] = {
     # roles, as a transcript shows them
@@ -199,7 +202,7 @@ EN: dict[str, str] = {
     "lessons.skipped": "Left {n} file(s) alone because they are already there (your edits are kept):",
     "lessons.next": "Open {dest}/{first} in Jupyter to start.",
     "lessons.opening": "Opening JupyterLab on {first}. Press Ctrl-C here to stop it.",
-    "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agentlab[lab]"  (or run again with --copy-only and use any Jupyter).',
+    "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agent-loop-lab[lab]"  (or run again with --copy-only and use any Jupyter).',
     "lessons.none": "No lesson notebooks found in {path}; this installation of agentlab is incomplete.",
     "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets (agentlab/widgets): cards, pair table, stepper, diagram
@@ -300,6 +303,30 @@ EN: dict[str, str] = {
     "diagram.loop": "back to request",
     "diagram.next": "next",
     "diagram.running": "running",
+    "lessons.url": "Lesson 01 is at: {url}",
+    # agentlab doctor (issue 16)
+    "doctor.about": "Check what a class needs: version, model, bash tool, JupyterLab with widgets, a Chinese font, the lessons.",
+    "doctor.json_help": "print the report as JSON",
+    "doctor.model.offline": "offline demo model (no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set)",
+    "doctor.model.key": "Anthropic API with a key · default model {model}",
+    "doctor.model.base_url": "Messages API at {url} · default model {model}",
+    "doctor.bash.ok": "runs commands (bash, 30 s timeout, output cap, clean environment)",
+    "doctor.lab.ok": "installed, with the ipywidgets front end ({path})",
+    "doctor.lab.missing": "not installed",
+    "doctor.lab.no_widgets": "installed, but the ipywidgets front end (@jupyter-widgets/jupyterlab-manager) is missing: views show as text",
+    "doctor.font.ok": "{family}",
+    "doctor.font.missing": "no font with Chinese glyphs: the zh lessons show empty boxes",
+    "doctor.font.unknown": "cannot tell (no fc-list on this machine)",
+    "doctor.lessons.missing": "the lesson notebooks are not inside this installation",
+    "doctor.fix.python": "use Python 3.10 or newer",
+    "doctor.fix.bash": "install bash, and check that commands can run in this folder",
+    "doctor.fix.lab": 'pip install "agent-loop-lab[lab]"  (installs JupyterLab)',
+    "doctor.fix.widgets": "pip install --upgrade ipywidgets jupyterlab_widgets  (in the environment that runs JupyterLab), then restart JupyterLab",
+    "doctor.fix.font": "Debian/Ubuntu: sudo apt-get install fonts-noto-cjk  (only needed for the Chinese lessons)",
+    "doctor.fix.lessons": 'reinstall from a wheel: pip install --force-reinstall "{name}"',
+    "doctor.fix.report": "this check itself failed: please report it",
+    "doctor.good": "Ready for class.",
+    "doctor.bad": "Not ready for class: fix the lines marked ✗ (the arrow says how). Problems: {n}.",
 }
 
 ZH: dict[str, str] = {
@@ -400,7 +427,7 @@ ZH: dict[str, str] = {
     "magic.max_turns": "--max-turns 至少为 1，而不是 {n}；例如 --max-turns 5。",
     "magic.confirm_and_yes": "--confirm（先询问）和 --yes（不询问）互相矛盾：请只选一个。",
     "magic.empty_model": "--model 需要一个模型名称，例如 --model claude-sonnet-5-5。",
-    "magic.bad_name": "{option} {name!r} 不是合法的 Python 变量名；例如 {option} result。",
+    "magic.bad_name": "{option} {name!r} 不是有效的 Python 变量名；例如 {option} result。",
     "magic.client_and_offline": "--client 和 --offline 都用来选择模型：只用其中一个。",
     "magic.no_variable": "{option} {name}：没有名为 {name!r} 的变量。请先创建它，例如 {name} = agentlab.ScriptedClient([...])。",
     "magic.not_a_client": "{name!r} 不是客户端：它需要 .messages.create(...)，就像 anthropic.Anthropic() 或 agentlab.ScriptedClient([...])。",
@@ -431,7 +458,7 @@ ZH: dict[str, str] = {
     "magic.confirm_call": "模型想要运行：{call}",
     "magic.confirm_prompt": "运行吗？y = 是，n [理由] = 否，e [新命令] = 修改（直接回车 = 否）：",
     "magic.confirm_edit": "新命令：",
-    "magic.confirm_bad_edit": "修改后的输入不是合法的 JSON，所以没有运行这次调用",
+    "magic.confirm_bad_edit": "修改后的输入不是有效的 JSON，所以没有运行这次调用",
     "magic.step_needs_widgets": "--step 显示单步器（LoopView），需要带 ipywidgets 的 Jupyter。在终端里请手动使用 agentlab.AgentLoop(...).step()。",
     "error.retried": "；SDK 已重试 {n} 次",
     "error.timeout": "模型回答之前请求超时{retried}。请重试，或给客户端更长的超时：anthropic.Anthropic(timeout=...)。",
@@ -478,7 +505,7 @@ ZH: dict[str, str] = {
     "lessons.skipped": "有 {n} 个文件已经存在，没有覆盖（你的修改会保留）：",
     "lessons.next": "在 Jupyter 中打开 {dest}/{first} 开始学习。",
     "lessons.opening": "正在用 JupyterLab 打开 {first}。在这里按 Ctrl-C 可停止。",
-    "lessons.no_lab": '没有安装 JupyterLab。请运行：pip install "agentlab[lab]"（或加上 --copy-only 重新运行，然后用任意 Jupyter 打开）。',
+    "lessons.no_lab": '没有安装 JupyterLab。请运行：pip install "agent-loop-lab[lab]"（或加上 --copy-only 重新运行，然后用任意 Jupyter 打开）。',
     "lessons.none": "在 {path} 中找不到课程笔记本；这个 agentlab 安装不完整。",
     "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets
@@ -512,7 +539,7 @@ ZH: dict[str, str] = {
     "view.status.error": "出错",
     "view.status.missing": "缺失",
     "view.status.pending": "等待中",
-    "view.loop.title": "智能体循环，一次一个阶段",
+    "view.loop.title": "Agent 循环，一次一个阶段",
     "view.button.next": "下一阶段",
     "view.button.next.tip": "只运行下一个阶段",
     "view.button.turn": "运行一轮",
@@ -562,7 +589,7 @@ ZH: dict[str, str] = {
     "view.ask.button": "提问",
     "view.ask.button.tip": "把你的问题作为一条新的 user 消息加入",
     "view.result.summary": "stop_reason {reason} · {turns} 轮 · {n} 条消息",
-    "diagram.title": "智能体循环的一轮",
+    "diagram.title": "Agent 循环的一轮",
     "diagram.task": "用户任务",
     "diagram.request": "请求模型",
     "diagram.request.sub": "历史 + 系统指令 + 工具",
@@ -579,10 +606,46 @@ ZH: dict[str, str] = {
     "diagram.loop": "回到请求",
     "diagram.next": "下一步",
     "diagram.running": "运行中",
+    "lessons.url": "第 01 课的地址：{url}",
+    # agentlab doctor (issue 16)
+    "doctor.about": "检查上课需要的一切：版本、模型、bash 工具、带控件的 JupyterLab、中文字体、课程。",
+    "doctor.json_help": "以 JSON 输出报告",
+    "doctor.model.offline": "离线演示模型（没有设置 ANTHROPIC_API_KEY 或 ANTHROPIC_BASE_URL）",
+    "doctor.model.key": "使用密钥连接 Anthropic API · 默认模型 {model}",
+    "doctor.model.base_url": "Messages API 地址 {url} · 默认模型 {model}",
+    "doctor.bash.ok": "可以运行命令（bash，30 秒超时，输出上限，干净的环境变量）",
+    "doctor.lab.ok": "已安装，并带有 ipywidgets 前端（{path}）",
+    "doctor.lab.missing": "未安装",
+    "doctor.lab.no_widgets": "已安装，但缺少 ipywidgets 前端（@jupyter-widgets/jupyterlab-manager）：视图只会显示为文字",
+    "doctor.font.ok": "{family}",
+    "doctor.font.missing": "没有中文字体：中文课程会显示成方框",
+    "doctor.font.unknown": "无法判断（这台机器没有 fc-list）",
+    "doctor.lessons.missing": "这次安装里没有课程笔记本",
+    "doctor.fix.python": "请使用 Python 3.10 或更新版本",
+    "doctor.fix.bash": "请安装 bash，并确认可以在这个文件夹里运行命令",
+    "doctor.fix.lab": 'pip install "agent-loop-lab[lab]"（会安装 JupyterLab）',
+    "doctor.fix.widgets": "在运行 JupyterLab 的环境里执行 pip install --upgrade ipywidgets jupyterlab_widgets，然后重启 JupyterLab",
+    "doctor.fix.font": "Debian/Ubuntu：sudo apt-get install fonts-noto-cjk（只有中文课程需要）",
+    "doctor.fix.lessons": '用 wheel 重新安装：pip install --force-reinstall "{name}"',
+    "doctor.fix.report": "这项检查本身出错了，请报告这个问题",
+    "doctor.good": "可以上课了。",
+    "doctor.bad": "还不能上课：请处理标着 ✗ 的项（箭头后面是做法）。问题数：{n}。",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
-_language = "en"
+
+
+def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
+    """``"zh"`` when the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, ``LANGUAGE``) is Chinese, else ``"en"``."""
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = env.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+_language = language_from_environment()  # set_language(), --lang and a task's script override it
 
 
 def set_language(language: str) -> None:
@@ -597,7 +660,30 @@ def get_language() -> str:
     return _language
 
 
+class Count(int):
+    """A number that also chooses a word by itself: ``"{n} {n:file|files}"``.
+
+    ``{n:one|other}`` is the singular when n is 1 and the plural otherwise (English);
+    Chinese sentences simply do not use the form. Any other spec formats the number.
+    """
+
+    def __format__(self, spec: str) -> str:
+        if "|" in spec:
+            one, other = spec.split("|", 1)
+            return one if self == 1 else other
+        return int.__format__(self, spec)
+
+
 def t(key: str, **values: object) -> str:
-    """The sentence for ``key`` in the current language (English if missing)."""
+    """The sentence for ``key`` in the current language (English if missing).
+
+    Whole numbers can pick a plural: ``"{n} {n:file|files}"``.
+    """
     text = STRINGS[_language].get(key) or EN.get(key) or key
-    return text.format(**values) if values else text
+    if not values:
+        return text
+    counts = {
+        k: Count(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        for k, v in values.items()
+    }
+    return text.format(**counts)
