@@ -207,7 +207,7 @@ def plan_followup(task: Task, listed: str | None) -> Plan | None:
         if which in ("longest", "shortest"):
             n = _number(out) or 0
             name = out.split(None, 1)[-1]
-            name = name[2:] if name.startswith("./") else name
+            name = name.removeprefix(f"{where}/")
             return say(lang, which, n=n, where=place, name=name, cmd=s.ran)
         return say(lang, which, where=place, name=out.splitlines()[0], cmd=s.ran)
 

@@ -21,8 +21,10 @@ from functools import cached_property
 _WORD = re.compile(r"[a-z0-9_]+(?:[./'-][a-z0-9_]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
-# A file name: a word with an extension of 1-8 letters or digits.
-_FILE = re.compile(r"[\w-][\w.-]*\.[A-Za-z0-9]{1,8}(?![\w.])", re.ASCII)
+# A file name: a run of name characters that ends in an extension of 1-8
+# letters or digits (found in two steps, each linear).
+_NAME = re.compile(r"[\w.-]+", re.ASCII)
+_EXTENSION = re.compile(r"[\w-].*\.[A-Za-z0-9]{1,8}", re.ASCII)
 # ".py" or "*.py" standing alone (not part of a file name).
 _EXT = re.compile(r"(?<![\w.])\*?\.([A-Za-z0-9]{1,8})\b", re.ASCII)
 # Quoted text: the opening quote starts a word, the closing one ends it
@@ -117,7 +119,10 @@ class Task:
     @cached_property
     def files(self) -> list[str]:
         """File names in the task, as written."""
-        return _FILE.findall(self.text)
+        # fullmatch from the name's start: ".*" scans the name once, then steps back
+        # at most 9 characters to find the extension.
+        names = (n.rstrip(".") for n in _NAME.findall(self.text))
+        return [n for n in names if _EXTENSION.fullmatch(n)]
 
     @cached_property
     def quoted(self) -> str | None:
