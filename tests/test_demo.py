@@ -23,11 +23,6 @@ SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
 BASH = [al.bash.definition]
 
 
-@pytest.fixture(autouse=True)
-def task_language(monkeypatch):
-    monkeypatch.setattr(i18n, "_chosen", False)  # another test may have chosen one
-
-
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

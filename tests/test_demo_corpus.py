@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import agentlab as al
-from agentlab import i18n, thinking
+from agentlab import thinking
 from agentlab.demo import classify
 from agentlab.offline import DemoClient
 
@@ -58,12 +58,6 @@ def make_workspace(root: Path) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
-
-
-@pytest.fixture(autouse=True)
-def task_language(monkeypatch):
-    """Answers follow each task's language (another test may have chosen one)."""
-    monkeypatch.setattr(i18n, "_chosen", False)
 
 
 @pytest.fixture(scope="module")
