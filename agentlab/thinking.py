@@ -139,8 +139,11 @@ def make_block(model: str, thinking: str, shown: str = "omitted") -> dict[str, A
     return {"type": "thinking", "thinking": text, "signature": sign(model, thinking, shown)}
 
 
-def check(params: Mapping[str, Any]) -> list[str]:
+def check(params: Mapping[str, Any], *, since: int = 0) -> list[str]:
     """The API's error texts for this request's thinking blocks; [] if fine.
+
+    ``since``: verify signatures only from this message on (a caller that
+    already checked the earlier messages of this history passes their count).
 
     - Every ``thinking`` block sent back must be unchanged and signed for
       the request's model (a block from another model is refused too).
@@ -158,7 +161,8 @@ def check(params: Mapping[str, Any]) -> list[str]:
         return []
     model = str(params.get("model") or "")
     errors = []
-    for i, message in enumerate(messages):
+    for i in range(max(since, 0), len(messages)):
+        message = messages[i]
         if not isinstance(message, Mapping) or message.get("role") != "assistant":
             continue
         for k, b in enumerate(blocks(message)):

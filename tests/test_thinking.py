@@ -192,3 +192,12 @@ def test_mode_and_display_follow_the_model_table():
         thinking.display({"model": HAIKU, "thinking": {"type": "enabled", "budget_tokens": 1024}})
         == "summarized"
     )
+
+
+def test_since_skips_messages_already_checked_but_not_the_turn_being_continued():
+    messages = exchange()
+    messages[1]["content"][0]["thinking"] = "edited"
+    assert thinking.check(params(messages), since=2) == []
+    assert thinking.check(params(messages), since=1)
+    messages[1]["content"] = [use()]
+    assert "Expected `thinking`" in thinking.check(params(messages), since=3)[0]

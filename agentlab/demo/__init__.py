@@ -112,10 +112,14 @@ def _listed(messages: list[dict[str, Any]]) -> str | None:
 
 
 def _task(messages: list[dict[str, Any]]) -> int:
-    """Where the task is: the newest user message with the person's words."""
+    """Where the task is: the newest user message with the person's words.
+
+    A message of tool results is progress, even when a harness adds text to it.
+    """
     start = 0
     for i, m in enumerate(messages):
-        if m.get("role") == "user" and any(b.get("type") == "text" for b in blocks(m)):
+        kinds = {b.get("type") for b in blocks(m)}
+        if m.get("role") == "user" and "text" in kinds and "tool_result" not in kinds:
             start = i
     return start
 
