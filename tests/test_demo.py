@@ -316,3 +316,37 @@ def test_through_the_http_server_the_sdk_gets_signed_thinking_blocks(workspace):
             first = messages[1]["content"][0]
             assert first["type"] == "thinking" and thinking.verify(SONNET, first)
             assert "There are 2 Python" in r.text
+
+
+@pytest.mark.parametrize(
+    ("task", "expected", "says"),
+    [
+        (
+            "find TODOs",
+            ["grep -rn --exclude-dir=.git --exclude-dir=.ipynb_checkpoints TODO . | head -n 20"],
+            "a.py:2:# TODO",
+        ),
+        ("find all TODO comments", None, "a.py:2:# TODO"),
+        ("how much disk space is free?", ["df -hP ."], " free of "),
+        ("what is the date?", ["date"], "The date here is"),
+    ],
+)
+def test_the_misreadings_from_issue_11_are_read_right(task, expected, says, workspace):
+    r = run(task)
+    if expected is not None:
+        assert commands(r.messages) == expected
+    assert says in r.text
+
+
+def test_text_a_harness_adds_beside_tool_results_is_not_a_new_task(workspace):
+    first = reply(HAIKU, TASK)
+    messages = after_result(first)
+    messages[-1]["content"].append({"type": "text", "text": "<reminder>be brief</reminder>"})
+    answer = reply(HAIKU, messages)
+    assert answer[0]["text"].startswith("There are 2 Python (.py) files")
+
+
+def test_a_write_that_fails_for_another_reason_is_reported_not_retried(workspace):
+    r = run("Create a file called nowhere/x.txt containing hi")
+    assert len(commands(r.messages)) == 1 and "did not work" in r.text
+    assert not (workspace / "nowhere").exists()

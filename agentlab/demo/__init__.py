@@ -163,7 +163,7 @@ def _next(p: Plan, turns: list[list[Step]], lang: str, shape: _Shape) -> list[di
         if bad is None:
             done += 1
             continue
-        if p.fallback and not fell_back:
+        if p.fallback and not fell_back and p.fallback_if in bad.out:
             sequence, fell_back = sequence[:done] + p.fallback, True
             if n == len(turns) - 1:
                 note = say(

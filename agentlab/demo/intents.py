@@ -53,6 +53,7 @@ class Plan:
     intro_values: dict[str, str] = field(default_factory=dict)
     fallback: list[list[str]] | None = None
     fallback_note: str = "fallback"
+    fallback_if: str = ""  # take the fallback only when the failed output says this
     ok_codes: tuple[int, ...] = (0,)
 
 
@@ -211,8 +212,9 @@ def plan_followup(task: Task, listed: str | None) -> Plan | None:
             return say(lang, which, n=n, where=place, name=name, cmd=s.ran)
         return say(lang, which, where=place, name=out.splitlines()[0], cmd=s.ran)
 
-    place = "." if where == "." else where
-    return Plan(which, [[cmd]], answer, "intro.followup", {"where": place, "cmd": cmd})
+    if listed is None or _folder(task):  # nothing listed before, or a folder named now
+        return Plan(which, [[cmd]], answer)
+    return Plan(which, [[cmd]], answer, "intro.followup", {"where": where, "cmd": cmd})
 
 
 def plan_lines(task: Task, _listed: str | None) -> Plan:
@@ -362,6 +364,7 @@ def plan_create(task: Task, _listed: str | None) -> Plan:
         {"name": name, "fresh": fresh},
         fallback=[[write(fresh)], [f"cat {q(fresh)}"]],
         fallback_note="fresh",
+        fallback_if="cannot overwrite",  # bash's words when noclobber refuses
     )
 
 

@@ -23,7 +23,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 # A file name: a run of name characters that ends in an extension of 1-8
 # letters or digits (found in two steps, each linear).
-_NAME = re.compile(r"[\w.-]+", re.ASCII)
+_NAME = re.compile(r"[\w./-]+", re.ASCII)
 _EXTENSION = re.compile(r"[\w-].*\.[A-Za-z0-9]{1,8}", re.ASCII)
 # ".py" or "*.py" standing alone (not part of a file name).
 _EXT = re.compile(r"(?<![\w.])\*?\.([A-Za-z0-9]{1,8})\b", re.ASCII)
