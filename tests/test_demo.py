@@ -13,10 +13,13 @@ that name comes from earlier models' docs and is not confirmed for Sonnet 5.5.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab import i18n, thinking
-from agentlab.demo import classify, demo_reply
+from agentlab.demo import classify, demo_reply, plan
+from agentlab.demo.words import Task
 from agentlab.offline import DemoClient, tool_use
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
@@ -350,3 +353,28 @@ def test_a_write_that_fails_for_another_reason_is_reported_not_retried(workspace
     r = run("Create a file called nowhere/x.txt containing hi")
     assert len(commands(r.messages)) == 1 and "did not work" in r.text
     assert not (workspace / "nowhere").exists()
+
+
+VOCABULARY = (
+    "how many count list show find search grep which largest longest newest files file "
+    "lines folder disk space free date system today python .py a.py notes.md todo the "
+    "in of for containing hello 'x' \"y\" create_table.sql recreate writer maker "
+    "多少 几个 文件 目录 行数 搜索 最大 磁盘 日期 系统 列出"
+).split()
+WRITE_WORDS = {"create", "make", "write", "save", "touch", "new", "创建", "新建", "写一个", "写入"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=12))
+def test_no_task_without_a_word_for_writing_plans_to_write(words):
+    task = " ".join(words)
+    assert not WRITE_WORDS & set(words)
+    found = plan(Task(task), listed=None)
+    if found is None:
+        return
+    assert found.intent != "create"
+    for step in found.steps + (found.fallback or []):
+        for command in step:
+            # no output redirection and no command that changes files
+            assert ">" not in command.replace("2>/dev/null", ""), command
+            assert not {"rm", "mv", "cp", "touch", "tee", "mkdir"} & set(command.split())
