@@ -145,14 +145,6 @@ class Task:
                 return ext
         return None
 
-    def after(self, *cues: str) -> str | None:
-        """The word right after the first of these cue words, if any."""
-        cue_set = set(cues)
-        for a, b in zip(self.words, self.words[1:]):
-            if a in cue_set:
-                return b
-        return None
-
     def rest_after(self, *cues: str) -> str | None:
         """The text as written after the first of these cues (a word or phrase)."""
         best = None
