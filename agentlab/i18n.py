@@ -10,7 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-__all__ = ["STRINGS", "Count", "get_language", "language_from_environment", "set_language", "t"]
+__all__ = [
+    "STRINGS",
+    "Count",
+    "get_language",
+    "language_chosen",
+    "language_from_environment",
+    "set_language",
+    "t",
+]
 
 EN: dict[str, str] = {
     # roles, as a transcript shows them
@@ -71,26 +79,6 @@ EN: dict[str, str] = {
     "connect.base_url": "agentlab: using the Messages API at {url} (model {model}).",
     "connect.offline": "agentlab: offline, as asked: this uses the demo model (a small script, not Claude), even though a key is set.",
     "connect.demo": "agentlab: no ANTHROPIC_API_KEY set, so this uses the offline demo model (a small script, not Claude). Set ANTHROPIC_API_KEY to use a real model.",
-    # demo model
-    "demo.intro": "I am agentlab's offline demo model: a small script, not Claude and not a language model.",
-    "demo.help": "I can handle a few kinds of task with the bash tool: list files, count files or lines, search text, show the date and system, create a file and check it, and report disk use. For anything else, set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and call agentlab.connect() again to use a real model.",
-    "demo.sign": "(agentlab's offline demo model: a script, not Claude.)",
-    "demo.intro.bash": "Let me check with bash.",
-    "demo.intro.create": "I'll write the file, then check it.",
-    "demo.intro.check": "Now let me read it back to check.",
-    "demo.intro.system": "I'll ask for the date and the system at once: two tool calls in one reply.",
-    "demo.fallback": "`{cmd}` failed here; let me try `{fallback}` instead.",
-    "demo.failed": "The command `{cmd}` did not work ({why}). I will not guess an answer; check the folder, or try another task.",
-    "demo.search.none": "No line here matches that search (`{cmd}` found nothing).",
-    "demo.answer.search": "I found {n} matching line(s) (`{cmd}`):\n\n```\n{out}\n```",
-    "demo.answer.count_py": "There are {out} Python (.py) files here, not counting hidden folders (`{cmd}`).",
-    "demo.answer.count": "There are {out} files here, not counting hidden folders (`{cmd}`).",
-    "demo.answer.lines": "That comes to {out} line(s) (`{cmd}`).",
-    "demo.answer.list": "Here is what `{cmd}` shows:\n\n```\n{out}\n```",
-    "demo.answer.system": "The date here is {first}, and the system is:\n\n```\n{out}\n```",
-    "demo.answer.create": "Done: I wrote the file and read it back with `{cmd}`. It contains:\n\n```\n{out}\n```",
-    "demo.answer.disk": "Disk use (`{cmd}`):\n\n```\n{out}\n```",
-    "demo.no_bash": "I need the bash tool to do that; pass tools=[agentlab.bash] in the request.",
     # loop results and errors
     "loop.interrupted": "Interrupted. The unfinished tool calls were answered with is_error results, so the history is still valid.",
     "loop.request_failed": "The request failed and nothing was added to the history.",
@@ -382,25 +370,6 @@ ZH: dict[str, str] = {
     "connect.base_url": "agentlab：使用 {url} 上的 Messages API（模型 {model}）。",
     "connect.offline": "agentlab：按要求离线运行：即使设置了密钥，也使用演示模型（一个小脚本，不是 Claude）。",
     "connect.demo": "agentlab：没有设置 ANTHROPIC_API_KEY，因此使用离线演示模型（一个小脚本，不是 Claude）。设置 ANTHROPIC_API_KEY 即可使用真实模型。",
-    "demo.intro": "我是 agentlab 的离线演示模型：一个小脚本，不是 Claude，也不是语言模型。",
-    "demo.help": "我能用 bash 工具完成几类任务：列出文件、统计文件或行数、搜索文本、显示日期和系统信息、创建文件并检查、报告磁盘用量。其他任务请设置 ANTHROPIC_API_KEY（或 ANTHROPIC_BASE_URL），再调用 agentlab.connect() 使用真实模型。",
-    "demo.sign": "（agentlab 离线演示模型：一个脚本，不是 Claude。）",
-    "demo.intro.bash": "我用 bash 查一下。",
-    "demo.intro.create": "我先写入文件，再检查它。",
-    "demo.intro.check": "现在把它读回来检查一下。",
-    "demo.intro.system": "我同时查询日期和系统：一个回答里两个工具调用。",
-    "demo.fallback": "`{cmd}` 在这里失败了；我改用 `{fallback}` 试试。",
-    "demo.failed": "命令 `{cmd}` 没有成功（{why}）。我不会猜测答案；请检查文件夹，或换一个任务。",
-    "demo.search.none": "这里没有匹配这次搜索的行（`{cmd}` 什么也没找到）。",
-    "demo.answer.search": "我找到了 {n} 行匹配（`{cmd}`）：\n\n```\n{out}\n```",
-    "demo.answer.count_py": "这里有 {out} 个 Python（.py）文件，不算隐藏文件夹（`{cmd}`）。",
-    "demo.answer.count": "这里有 {out} 个文件，不算隐藏文件夹（`{cmd}`）。",
-    "demo.answer.lines": "一共 {out} 行（`{cmd}`）。",
-    "demo.answer.list": "这是 `{cmd}` 的输出：\n\n```\n{out}\n```",
-    "demo.answer.system": "这里的日期是 {first}，系统是：\n\n```\n{out}\n```",
-    "demo.answer.create": "完成：我写入了文件，并用 `{cmd}` 读了回来。内容是：\n\n```\n{out}\n```",
-    "demo.answer.disk": "磁盘用量（`{cmd}`）：\n\n```\n{out}\n```",
-    "demo.no_bash": "做这件事需要 bash 工具；请在请求中传入 tools=[agentlab.bash]。",
     "loop.interrupted": "已中断。未完成的工具调用已用 is_error 结果回应，历史仍然有效。",
     "loop.request_failed": "请求失败，历史中没有添加任何内容。",
     "magic.help.help": "显示这段帮助。",
@@ -645,15 +614,23 @@ def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
     return "en"
 
 
-_language = language_from_environment()  # set_language(), --lang and a task's script override it
+_language = language_from_environment()  # the locale's language until set_language() chooses
+# Has set_language been called? Until then the demo model answers in each task's language.
+_chosen = False
 
 
-def set_language(language: str) -> None:
-    """Choose the language of what agentlab shows: ``"en"`` or ``"zh"``."""
-    global _language
-    if language not in STRINGS:
+def set_language(language: str | None) -> None:
+    """Choose the language of what agentlab shows: ``"en"`` or ``"zh"``.
+
+    ``None`` goes back to the default: the locale's language (``LANG``; English
+    unless it is Chinese), with the offline demo model answering each task in
+    the task's own language.
+    """
+    global _language, _chosen
+    if language is not None and language not in STRINGS:
         raise ValueError(f"unknown language {language!r}; choose one of {sorted(STRINGS)}")
-    _language = language
+    _language = language or language_from_environment()
+    _chosen = language is not None
 
 
 def get_language() -> str:
@@ -672,6 +649,11 @@ class Count(int):
             one, other = spec.split("|", 1)
             return one if self == 1 else other
         return int.__format__(self, spec)
+
+
+def language_chosen() -> bool:
+    """Was the language chosen with ``set_language``?"""
+    return _chosen
 
 
 def t(key: str, **values: object) -> str:

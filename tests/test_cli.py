@@ -21,7 +21,7 @@ def test_run_offline_shows_each_stage_and_saves_the_history(tmp_path):
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "offline demo model" in text and "turn 1" in text and "execute bash" in text
-    assert "There are 1 Python" in text and "tool_result" in text
+    assert "1 Python (.py) file" in text and "tool_result" in text
     history = json.loads((tmp_path / "h.json").read_text())
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
 

@@ -345,7 +345,7 @@ def test_the_lessons_loop_runs_unchanged_against_the_demo_model(tmp_path, monkey
 
     messages = [{"role": "user", "content": "How many .py files are here?"}]
     agent_loop(messages)
-    assert "There are 1 Python" in messages[-1]["content"][0].text
+    assert "There is 1 Python" in messages[-1]["content"][-1].text
     assert al.validate(messages) == []
 
 

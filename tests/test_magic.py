@@ -229,7 +229,8 @@ def test_with_a_key_the_real_client_streams_over_http(ip, server, capsys):
     assert result.stop_reason == "end_turn" and "There are 2 Python" in result.text
     assert len(server.requests) == 2 and server.requests[0].body["stream"] is True
     out = capsys.readouterr().out
-    assert "no ANTHROPIC_API_KEY" not in out and "assistant: Let me check with bash." in out
+    # claude-sonnet-5-5 says its text between tool calls inside a thinking block
+    assert "no ANTHROPIC_API_KEY" not in out and "assistant: There are 2 Python" in out
 
 
 def test_offline_ignores_the_key(ip, server):
@@ -535,7 +536,7 @@ def test_widgets_live_view_follows_the_loop_then_leaves_a_summary(ip, widgets, m
     with capture_output() as captured:
         result = cell(ip, "--offline --stream", "How many .py files are here?")
     assert seen["cards"] == [4] and result.stop_reason == "end_turn"
-    assert "Let me check with bash." in seen["streamed"]  # the text, while it streamed
+    assert any("There are 2 Python" in s for s in seen["streamed"])  # the text, while it streamed
     assert seen["streamed"][-1] == ""  # and gone once its card was added
     assert captured.outputs[-1].data["text/plain"].endswith("stop_reason end_turn")
     assert "$ find" not in captured.stdout
