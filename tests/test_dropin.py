@@ -447,7 +447,7 @@ def test_the_seed_loop_runs_unchanged_on_the_sdk_path(tmp_path, monkeypatch):
             if b.type == "tool_use"
         ]
         messages.append({"role": "user", "content": results})
-    assert "1 Python" in response.content[0].text and al.validate(messages) == []
+    assert "1 Python" in response.content[-1].text and al.validate(messages) == []
 
 
 # --- any reply survives the trip through the stream ---------------------------------
