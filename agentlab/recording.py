@@ -9,7 +9,10 @@
 A recording is a JSON Lines file: one line per successful request, holding the
 request parameters as plain JSON and the response as the SDK dumps it. It
 never holds an API key or an auth header (the client keeps those; ``extra_headers``
-are dropped). A request that failed is not recorded: it changed nothing.
+are dropped), and every known secret value that shows up anywhere in it (a
+key a tool printed, in a tool result) is replaced by ``[REDACTED:NAME]``
+(``agentlab.secrets.redact``). A request that failed is not recorded: it
+changed nothing.
 
 When a replayed request differs from the recording (another question, a
 different tool result), ``ReplayClient`` says which message differs instead of
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.history import as_dict, blocks
 from agentlab.i18n import t
+from agentlab.secrets import redact
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -106,7 +110,8 @@ class RecordingClient:
     def _write(self, params: Mapping[str, Any], response: Any) -> None:
         dump = getattr(response, "model_dump", None)
         data = dump(mode="json") if dump is not None else as_dict(response)
-        line = json.dumps({"request": _plain(params), "response": data}, ensure_ascii=False)
+        entry = redact({"request": _plain(params), "response": data}, self.client)
+        line = json.dumps(entry, ensure_ascii=False)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
         self.count += 1
