@@ -45,9 +45,9 @@ def secret_values(client: Any = None, env: Mapping[str, str] | None = None) -> d
     seen = 0
     while client is not None and seen < 5:  # record(record(client)) and so on
         for attr in ("api_key", "auth_token"):
-            value = getattr(client, attr, None)
-            if isinstance(value, str):
-                found.setdefault(value, attr)
+            held = getattr(client, attr, None)
+            if isinstance(held, str):
+                found.setdefault(held, attr)
         client, seen = getattr(client, "client", None), seen + 1
     return {v: n for v, n in found.items() if len(v) >= MIN_LENGTH}
 

@@ -344,7 +344,7 @@ ESCAPES = {
     "double fork + setsid": "( ( setsid " + DAEMON + " & ) & ); sleep 0.1",
     "python daemon": (
         "python3 -c 'import os\nif os.fork(): os._exit(0)\nos.setsid()\n"
-        "if os.fork(): os._exit(0)\nopen(\"{f}\", \"a\").write(str(os.getpid()) + \"\\n\")\n"
+        'if os.fork(): os._exit(0)\nopen("{f}", "a").write(str(os.getpid()) + "\\n")\n'
         "os.closerange(0, 3)\nimport time; time.sleep(1000)'; sleep 0.2"
     ),
     "ignores TERM and HUP": (

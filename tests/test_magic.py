@@ -224,7 +224,7 @@ def server(monkeypatch):
 
 
 def test_with_a_key_the_real_client_streams_over_http(ip, server, capsys):
-    result = cell(ip, "--stream", "How many .py files are here?")
+    result = cell(ip, "--stream --yes", "How many .py files are here?")
     assert type(ip.user_ns["_agent"].client).__module__.startswith("anthropic")
     assert result.stop_reason == "end_turn" and "There are 2 Python" in result.text
     assert len(server.requests) == 2 and server.requests[0].body["stream"] is True

@@ -61,7 +61,12 @@ def test_a_whole_history_is_redacted_everywhere(monkeypatch):
             "role": "assistant",
             "content": [
                 {"type": "text", "text": KEY},
-                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": f"echo {KEY}"}},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "bash",
+                    "input": {"command": f"echo {KEY}"},
+                },
             ],
         },
         {

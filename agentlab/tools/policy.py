@@ -38,6 +38,7 @@ __all__ = [
     "Policy",
     "Verdict",
     "as_verdict",
+    "asks_by_default",
     "describe_call",
     "lesson_blocklist",
     "split_commands",
@@ -213,6 +214,22 @@ class Policy:
         if self.ask_user is None:
             return Verdict.deny("approval needed, but nobody was asked (no ask_user callback)")
         return as_verdict(self.ask_user(call))
+
+
+def asks_by_default(client: Any) -> bool:
+    """The one approval default: ask before each tool unless the model is offline.
+
+    agentlab's offline clients (the demo model, scripted and replayed ones)
+    run tools unasked; anything else (the real SDK, with a key or a base URL,
+    or a client we do not know) is asked about. ``agentlab run`` and
+    ``%%agent`` follow this unless told ``--yes``.
+    """
+    from agentlab.offline import ScriptedClient
+    from agentlab.recording import RecordingClient, ReplayClient
+
+    while isinstance(client, RecordingClient):
+        client = client.client
+    return not isinstance(client, (ScriptedClient, ReplayClient))
 
 
 DANGEROUS = ("rm -rf /", "sudo", "shutdown", "reboot", "> /dev/")
