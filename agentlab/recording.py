@@ -185,7 +185,7 @@ def difference(recorded: Mapping[str, Any], request: Mapping[str, Any], number: 
     Compares the messages, the system prompt and the tool names; ``number``
     is the request's position (1 = first), used in the wording.
     """
-    now = _plain(request)
+    now = redact(_plain(request))  # as it was written down
     r_messages, n_messages = recorded.get("messages") or [], now.get("messages") or []
     for i, (r, n) in enumerate(zip(r_messages, n_messages)):
         diff = _first_difference(r, n)
@@ -243,7 +243,7 @@ class ReplayClient:
         return len(self.entries) - self.index
 
     def _find(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        wanted = _plain(params).get("messages") or []
+        wanted = redact(_plain(params)).get("messages") or []
         for entry in self.entries:
             if (entry["request"].get("messages") or []) == wanted:
                 return entry

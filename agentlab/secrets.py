@@ -9,7 +9,8 @@ wherever it appears: in a string, a dict key, a nested list.
 Known secrets are the values of environment variables whose names look
 secret (``ANTHROPIC_*`` except the two settings below, ``*_KEY``,
 ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``), plus the key and token a client
-holds (``client.api_key``, ``client.auth_token``). Values shorter than 8
+holds (``client.api_key``, ``client.auth_token``, named as the variables
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN`` the SDK reads them from). Values shorter than 8
 characters are not treated as secrets: no real key is that short, and
 replacing ``1`` or ``true`` everywhere would garble the text.
 
@@ -44,10 +45,13 @@ def secret_values(client: Any = None, env: Mapping[str, str] | None = None) -> d
             found.setdefault(value, name)
     seen = 0
     while client is not None and seen < 5:  # record(record(client)) and so on
-        for attr in ("api_key", "auth_token"):
+        for attr, name in (
+            ("api_key", "ANTHROPIC_API_KEY"),
+            ("auth_token", "ANTHROPIC_AUTH_TOKEN"),
+        ):
             held = getattr(client, attr, None)
-            if isinstance(held, str):
-                found.setdefault(held, attr)
+            if isinstance(held, str):  # named like the variable the SDK reads it from
+                found.setdefault(held, name)
         client, seen = getattr(client, "client", None), seen + 1
     return {v: n for v, n in found.items() if len(v) >= MIN_LENGTH}
 

@@ -360,16 +360,24 @@ ESCAPES = {
 linux_only = pytest.mark.skipif(not bash_module.GUARD, reason="subreaper tracking is Linux-only")
 
 
+# Wait until the escapee has written its pid, however slow the machine is.
+WAIT = "; until [ -s {f} ]; do sleep 0.01; done"
+TIMED_OUT = ["setsid -f", "double fork + setsid", "python daemon", "keeps forking"]
+
+
 @linux_only
-@pytest.mark.parametrize("timeout", [30, 0.5], ids=["finished", "timed out"])
-@pytest.mark.parametrize("kind", list(ESCAPES))
+@pytest.mark.parametrize(
+    ("kind", "timeout"),
+    [(kind, 30) for kind in ESCAPES] + [(kind, 2) for kind in TIMED_OUT],
+    ids=[f"{kind}, finished" for kind in ESCAPES] + [f"{kind}, timed out" for kind in TIMED_OUT],
+)
 def test_no_process_survives_the_call(kind: str, timeout: float, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     children = bash_module._children(os.getpid())
     # The timed-out variant keeps bash busy, so it is stopped rather than done.
-    command = ESCAPES[kind].format(f=pids) + ("; sleep 1000" if timeout < 1 else "")
+    command = (ESCAPES[kind] + WAIT).format(f=pids) + ("; sleep 1000" if timeout < 30 else "")
     r = run_bash(command, timeout=timeout)
-    assert r.timed_out == (timeout < 1)
+    assert r.timed_out == (timeout < 30)
     recorded = read_pids(pids)
     assert [p for p in recorded if alive(p)] == []  # gone when the call returns: no waiting
     assert bash_module._children(os.getpid()) == children  # and no zombies left with us
@@ -382,7 +390,7 @@ def test_without_the_guard_a_setsid_daemon_escapes(
     """The control: the test above could fail. Without the guard, it does."""
     monkeypatch.setattr(bash_module, "GUARD", False)
     pids = tmp_path / "pids"
-    run_bash(ESCAPES["setsid -f"].format(f=pids))
+    run_bash((ESCAPES["setsid -f"] + WAIT).format(f=pids))
     (pid,) = read_pids(pids)
     try:
         assert alive(pid)

@@ -168,5 +168,10 @@ def test_a_key_a_tool_printed_is_redacted_in_the_recording(tmp_path, monkeypatch
     text_ = path.read_text("utf-8")
     assert KEY in json.dumps(messages)  # the history in memory is untouched
     assert KEY not in text_ and "t" * 30 not in text_
-    assert "[REDACTED:api_key]" in text_ and "[REDACTED:GITHUB_TOKEN]" in text_
+    assert "[REDACTED:ANTHROPIC_API_KEY]" in text_ and "[REDACTED:GITHUB_TOKEN]" in text_
     assert len(text_.splitlines()) == 2  # both requests, the reply with the key too
+    # Replayed where the same secrets are known, the redacted requests still match.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    again = [{"role": "user", "content": "go"}]
+    result = al.agent_loop(again, al.ReplayClient(path), tools=[leak], model=MODEL)
+    assert result.ended == "model" and len(again) == 4

@@ -50,7 +50,7 @@ def test_names_that_count_as_secret(monkeypatch):
 
 def test_the_clients_key_is_found_through_wrappers(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    assert secret_values(Wrapper(Wrapper(FakeClient())), env={}) == {KEY: "api_key"}
+    assert secret_values(Wrapper(Wrapper(FakeClient())), env={}) == {KEY: "ANTHROPIC_API_KEY"}
 
 
 def test_a_whole_history_is_redacted_everywhere(monkeypatch):

@@ -37,7 +37,9 @@ This is not a sandbox: the command can read and change any file you can
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 import os
 import re
 import selectors
@@ -49,7 +51,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -282,10 +283,14 @@ _guard_lock = threading.Lock()  # one command at a time may change these setting
 GUARD = sys.platform == "linux"  # tests turn it off to show what it prevents
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)  # the C library this Python already uses
+
+
 def _prctl(option: int, value: int = 0) -> int:
     """Call Linux's ``prctl(option, value)``; raises OSError on failure."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    result = int(libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0))
+    result = int(_libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0))
     if result < 0:
         raise OSError(ctypes.get_errno(), "prctl failed")
     return result
@@ -293,8 +298,7 @@ def _prctl(option: int, value: int = 0) -> int:
 
 def _subreaper() -> int:
     flag = ctypes.c_int(0)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    _libc().prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
     return flag.value
 
 
@@ -321,7 +325,7 @@ def _descendants(roots: Iterable[int]) -> set[int]:
     return found
 
 
-@contextmanager
+@contextlib.contextmanager
 def _guarded() -> Iterator[set[int] | None]:
     """While a command runs (Linux): not dumpable, and a child subreaper.
 
@@ -329,21 +333,28 @@ def _guarded() -> Iterator[set[int] | None]:
     them from the command's), or None where processes cannot be tracked.
     Both settings are put back afterwards: a kernel that is never dumpable
     cannot be inspected by a debugger, and a permanent subreaper would
-    collect the orphans of everything else it runs.
+    collect the orphans of everything else it runs. They belong to the whole
+    process, so commands run one at a time here, and a process that another
+    thread starts while a command runs is counted as the command's.
     """
     me = os.getpid()
     if not GUARD or not os.path.exists(f"/proc/{me}/task/{me}/children"):
         yield None
         return
     with _guard_lock:
-        dumpable, reaper = _prctl(_PR_GET_DUMPABLE), _subreaper()
-        _prctl(_PR_SET_DUMPABLE, 0)
-        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         try:
-            yield _children(me)
+            dumpable, reaper = _prctl(_PR_GET_DUMPABLE), _subreaper()
+            _prctl(_PR_SET_DUMPABLE, 0)
+            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+            before: set[int] | None = _children(me)
+        except OSError:  # a sandbox that forbids prctl: only the process group is stopped
+            dumpable, reaper, before = 1, 0, None
+        try:
+            yield before
         finally:
-            _prctl(_PR_SET_CHILD_SUBREAPER, reaper)
-            _prctl(_PR_SET_DUMPABLE, dumpable)
+            with contextlib.suppress(OSError):
+                _prctl(_PR_SET_CHILD_SUBREAPER, reaper)
+                _prctl(_PR_SET_DUMPABLE, dumpable)
 
 
 def _stop_the_rest(bash: int, before: set[int]) -> None:
