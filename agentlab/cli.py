@@ -34,7 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         "--max-turns", type=_positive, default=10, help="most model requests (default 10)"
     )
     run.add_argument("--model", default=None, help="model name (with a real API key)")
-    run.add_argument("--yes", action="store_true", help="run tools without asking")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="run tools without asking (a real model asks first; the offline demo never asks)",
+    )
     run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
     run.add_argument("--lang", choices=["en", "zh"], default=None, help="language of what is shown")
     run.add_argument("--stream", action="store_true", help="show the model's text as it is written")

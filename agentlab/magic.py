@@ -395,7 +395,10 @@ def ask_in_terminal(call: Any) -> Verdict:
         if word in ("e", "edit", "改"):
             break
         print(t("cli.unknown_answer"), flush=True)
-    new = rest or input(t("magic.confirm_edit")).strip()
+    try:
+        new = rest or input(t("magic.confirm_edit")).strip()
+    except EOFError:
+        return Verdict.deny(t("cli.no_answer"))
     data = getattr(call, "input", None) or {}
     if set(data) == {"command"}:
         return Verdict.edit({"command": new})
