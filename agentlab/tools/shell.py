@@ -188,7 +188,8 @@ def run_bash(
         )
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
-    with _guarded() as before:
+    with _guarded() as before:  # may wait for another thread's command to finish
+        start = time.monotonic()  # the timeout counts from here
         try:
             proc = subprocess.Popen(
                 [bash, "-c", command],
