@@ -35,7 +35,9 @@ What you see depends on where the magic runs (``frontend``):
 the kernel handles no click while a cell runs, so the stepper's buttons
 drive the loop after the cell has ended (``--confirm`` runs on by itself and
 stops at each tool call for Approve / Deny / Edit). In a terminal
-``--confirm`` asks with ``input()``.
+``--confirm`` asks with ``input()``. With a real model (a key or a base URL)
+every cell asks, as with ``--confirm``, unless it says ``--yes``; with the
+offline demo model tools run unasked.
 
 A failed request prints what went wrong, without a traceback, and returns
 the result with ``ended == "error"``; if nothing else happened the
@@ -69,7 +71,7 @@ from agentlab.errors import RequestError
 from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
 from agentlab.loop import AgentLoop, Event, not_run
-from agentlab.tools.policy import Verdict, describe_call
+from agentlab.tools.policy import Verdict, asks_by_default, describe_call
 
 __all__ = [
     "AgentMagics",
@@ -367,22 +369,43 @@ def summary(loop: AgentLoop) -> str:
 
 
 def ask_in_terminal(call: Any) -> Verdict:
-    """``--confirm`` without widgets: ask with ``input()``. Enter alone means no."""
-    print(t("magic.confirm_call", call=describe_call(call)), flush=True)
-    answer = input(t("magic.confirm_prompt")).strip()
-    word, _, rest = answer.partition(" ")
-    if word.lower() in ("y", "yes", "是"):
-        return Verdict.approve()
-    if word.lower() in ("e", "edit", "改"):
-        new = rest or input(t("magic.confirm_edit")).strip()
-        data = getattr(call, "input", None) or {}
-        if set(data) == {"command"}:
-            return Verdict.edit({"command": new})
+    """``--confirm`` without widgets: ask with ``input()``. Enter alone means no.
+
+    The call is shown with its control characters written out (``\\x1b``,
+    ``\\r``), so what you approve is what runs; an answer it does not know
+    is asked again.
+    """
+    from agentlab.terminal import has_hidden, visible
+
+    command = describe_call(call)
+    print(t("magic.confirm_call", call=visible(command)), flush=True)
+    if has_hidden(command):
+        print(t("cli.hidden"), flush=True)
+    while True:
         try:
-            return Verdict.edit(json.loads(new))
-        except (json.JSONDecodeError, TypeError):
-            return Verdict.deny(t("magic.confirm_bad_edit"))
-    return Verdict.deny(rest or t("result.denied_default"))
+            answer = input(t("magic.confirm_prompt")).strip()
+        except EOFError:
+            return Verdict.deny(t("cli.no_answer"))
+        word, _, rest = answer.partition(" ")
+        word, rest = word.lower(), rest.strip()
+        if word in ("y", "yes", "是"):
+            return Verdict.approve()
+        if word in ("", "n", "no", "否"):
+            return Verdict.deny(rest or t("result.denied_default"))
+        if word in ("e", "edit", "改"):
+            break
+        print(t("cli.unknown_answer"), flush=True)
+    try:
+        new = rest or input(t("magic.confirm_edit")).strip()
+    except EOFError:
+        return Verdict.deny(t("cli.no_answer"))
+    data = getattr(call, "input", None) or {}
+    if set(data) == {"command"}:
+        return Verdict.edit({"command": new})
+    try:
+        return Verdict.edit(json.loads(new))
+    except (json.JSONDecodeError, TypeError):
+        return Verdict.deny(t("magic.confirm_bad_edit"))
 
 
 # ---------------------------------------------------------------------------
@@ -396,9 +419,11 @@ class AgentMagics(Magics):
 
     shell: Any  # the InteractiveShell (IPython sets it)
 
-    confirm = Bool(False, help="Ask before every tool call unless a cell says --yes.").tag(
-        config=True
-    )
+    confirm = Bool(
+        False,
+        help="Ask before every tool call, even with the offline demo model, unless a cell "
+        "says --yes. (With a real model the magic asks anyway.)",
+    ).tag(config=True)
     view = Enum(
         ["auto", "text"],
         "auto",
@@ -581,7 +606,9 @@ class AgentMagics(Magics):
             session.model = args.model
         if system is not None:
             session.system = system
-        confirm = args.confirm or (self.confirm and not args.yes)
+        # One rule (README, "Approval"): the offline demo runs tools unasked; a
+        # real model asks before each tool unless --yes.
+        confirm = args.confirm or (not args.yes and (self.confirm or asks_by_default(client)))
         mode = "text" if self.view == "text" else frontend(self.shell)
         if args.step and mode != "widgets":
             raise UsageError(t("magic.step_needs_widgets"))

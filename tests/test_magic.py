@@ -224,7 +224,7 @@ def server(monkeypatch):
 
 
 def test_with_a_key_the_real_client_streams_over_http(ip, server, capsys):
-    result = cell(ip, "--stream", "How many .py files are here?")
+    result = cell(ip, "--stream --yes", "How many .py files are here?")
     assert type(ip.user_ns["_agent"].client).__module__.startswith("anthropic")
     assert result.stop_reason == "end_turn" and "There are 2 Python" in result.text
     assert len(server.requests) == 2 and server.requests[0].body["stream"] is True
@@ -411,6 +411,55 @@ def test_confirm_by_default_and_yes_to_skip(ip, monkeypatch):
     scripted(ip, [[tool_use("bash", {"command": "echo hi"})], "done"])
     result = cell(ip, "--client client --yes", "Say hi")
     assert result.messages[2]["content"][0]["content"].strip() == "hi"
+
+
+# --- the approval default: a real model asks unless --yes (issue 13, point 9) ----------
+
+
+class Unknown:
+    """A client agentlab does not know (a student's own): treated as a real model."""
+
+    def __init__(self, replies):
+        self.messages = ScriptedClient(replies).messages
+
+
+def answering(monkeypatch, *answers):
+    asked: list[str] = []
+    replies = iter(answers)
+
+    def fake_input(prompt=""):
+        asked.append(prompt)
+        return next(replies)
+
+    monkeypatch.setattr(builtins, "input", fake_input)
+    return asked
+
+
+def test_a_real_model_asks_in_the_magic_unless_yes(ip, monkeypatch, capsys):
+    ip.user_ns["client"] = Unknown([[tool_use("bash", {"command": "echo hi"})], "done"])
+    asked = answering(monkeypatch, "what?", "y")
+    cell(ip, "--client client", "Say hi")
+    assert len(asked) == 2 and "Enter = no" in asked[0]  # asked again after "what?"
+    assert "Please answer y, n" in capsys.readouterr().out
+    assert ip.user_ns["_agent"].messages[2]["content"][0]["content"].strip() == "hi"
+    ip.user_ns["client"] = Unknown([[tool_use("bash", {"command": "echo again"})], "done"])
+    monkeypatch.setattr(builtins, "input", lambda prompt="": pytest.fail("asked"))
+    result = cell(ip, "--client client --new --yes", "Say hi")
+    assert result.messages[2]["content"][0]["content"].strip() == "again"
+
+
+def test_the_demo_runs_unasked_in_the_magic(ip, monkeypatch):
+    monkeypatch.setattr(builtins, "input", lambda prompt="": pytest.fail("asked"))
+    assert cell(ip, "--offline", "How many .py files are here?").stop_reason == "end_turn"
+
+
+def test_the_magic_prompt_shows_control_characters(monkeypatch, capsys):
+    answering(monkeypatch, "")
+    call = {"name": "bash", "input": {"command": "rm -rf ~ #\r\x1b[2Kls -la"}}
+    assert magic.ask_in_terminal(call).action == "deny"  # Enter alone means no
+    out = capsys.readouterr().out
+    assert "rm -rf ~ #\\r\\x1b[2Kls -la" in out and "\x1b" not in out and "\r" not in out
+    assert "control or invisible characters" in out
 
 
 # --- where the output goes ------------------------------------------------------------
