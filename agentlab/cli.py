@@ -177,15 +177,17 @@ def run(args: argparse.Namespace) -> int:
 
     from agentlab.errors import RequestError
     from agentlab.history import save
-    from agentlab.i18n import set_language
+    from agentlab.i18n import set_language, task_language
     from agentlab.loop import AgentLoop, Interrupted
     from agentlab.offline import connect
     from agentlab.tools import bash, bash_tool, make_workspace
     from agentlab.tools.policy import asks_by_default
 
     console = Console(highlight=False, emoji=False)
-    if args.lang:
+    if args.lang:  # the language: --lang, else the task's own script, else the locale (LANG)
         set_language(args.lang)
+    elif task_language(args.task):
+        set_language(task_language(args.task))
     if not args.task.strip():
         console.print(Text(t("cli.empty_task"), style="red"))
         return 2

@@ -18,6 +18,7 @@ __all__ = [
     "language_from_environment",
     "set_language",
     "t",
+    "task_language",
 ]
 
 EN: dict[str, str] = {
@@ -671,6 +672,13 @@ def set_language(language: str | None) -> None:
         raise ValueError(f"unknown language {language!r}; choose one of {sorted(STRINGS)}")
     _language = language or language_from_environment()
     _chosen = language is not None
+
+
+def task_language(text: str) -> str | None:
+    """``"zh"`` when ``text`` is mostly written in Chinese characters, else None (no opinion)."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if han and han * 3 >= letters else None
 
 
 def get_language() -> str:

@@ -83,6 +83,22 @@ def test_workspace_and_language(tmp_path):
     assert "turn 1" not in out.stdout and "第 1 轮" in out.stdout
 
 
+@pytest.mark.parametrize(
+    "args, env, chinese",
+    [
+        (["这里有多少个 py 文件？"], {}, True),  # the task's script, with no --lang
+        (["How many .py files are here?"], {"LANG": "zh_CN.UTF-8"}, True),  # the locale
+        (["这里有多少个 py 文件？"], {"LANG": "en_US.UTF-8"}, True),  # the task beats LANG
+        (["--lang", "en", "这里有多少个 py 文件？"], {}, False),  # --lang beats the task
+        (["How many .py files are here?"], {}, False),
+    ],
+)
+def test_language_comes_from_lang_then_the_task_then_the_locale(tmp_path, args, env, chinese):
+    out = agentlab("run", "--yes", *args, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert ("第 1 轮" in out.stdout) is chinese and ("turn 1" in out.stdout) is not chinese
+
+
 def test_bad_usage_is_reported(tmp_path):
     out = agentlab("run", cwd=tmp_path)
     assert out.returncode == 2 and "task" in out.stderr
