@@ -129,12 +129,12 @@ def request(
 def _wrong_request(client: Any, messages: Any) -> None:
     """``request(client, "a string")`` and friends: say the fix at once."""
     if hasattr(getattr(messages, "messages", None), "create"):
-        raise TypeError(t("wrong.request_order"))
+        raise TypeError(t("loopcore.wrong.request_order"))
     if isinstance(messages, str):
-        raise TypeError(t("wrong.request_text"))
+        raise TypeError(t("loopcore.wrong.request_text"))
     if isinstance(messages, dict):
-        raise TypeError(t("wrong.request_dict"))
-    raise TypeError(t("wrong.request_other", kind=type(messages).__name__))
+        raise TypeError(t("loopcore.wrong.request_dict"))
+    raise TypeError(t("loopcore.wrong.request_other", kind=type(messages).__name__))
 
 
 # ---------------------------------------------------------------------------
@@ -195,10 +195,10 @@ def decide(response: Message) -> Decision:
 
 def _wrong_decide(response: Any) -> None:
     if isinstance(response, list | tuple):
-        raise TypeError(t("wrong.decide_list"))
+        raise TypeError(t("loopcore.wrong.decide_list"))
     if isinstance(response, dict):
-        raise TypeError(t("wrong.decide_dict"))
-    raise TypeError(t("wrong.decide_other", kind=type(response).__name__))
+        raise TypeError(t("loopcore.wrong.decide_dict"))
+    raise TypeError(t("loopcore.wrong.decide_other", kind=type(response).__name__))
 
 
 def not_run(tool_uses: Iterable[Any], reason: str) -> list[dict[str, Any]]:
@@ -347,18 +347,18 @@ def execute(
 def _tool_uses(tool_uses: Any) -> list[Any]:
     """The calls to run, as a list; the wrong thing (a whole reply...) fails at once."""
     if hasattr(tool_uses, "stop_reason"):  # execute(response)
-        raise TypeError(t("wrong.execute_response"))
+        raise TypeError(t("loopcore.wrong.execute_response"))
     if isinstance(tool_uses, Decision):
-        raise TypeError(t("wrong.execute_decision"))
+        raise TypeError(t("loopcore.wrong.execute_decision"))
     if _get(tool_uses, "type") == "tool_use":  # one block, not a list of them
-        raise TypeError(t("wrong.execute_one"))
+        raise TypeError(t("loopcore.wrong.execute_one"))
     if isinstance(tool_uses, str | dict):
-        raise TypeError(t("wrong.execute_other", kind=type(tool_uses).__name__))
+        raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
     uses = list(tool_uses)
     for u in uses:
         if _get(u, "type") != "tool_use":  # execute(response.content): text blocks too
             kind = _get(u, "type") or type(u).__name__
-            raise TypeError(t("wrong.execute_content", kind=kind))
+            raise TypeError(t("loopcore.wrong.execute_content", kind=kind))
     return uses
 
 

@@ -286,15 +286,15 @@ class AgentLoop:
             self._finish("model", self.decision.explanation)
 
     # -- when a stage is stopped half way -------------------------------------
-    def _stop(self, error: BaseException, stage: str) -> BaseException:
-        """After Ctrl-C or an exception in the middle of ``stage``: answer every
+    def _stop(self, error: BaseException) -> BaseException:
+        """After Ctrl-C or an exception in the middle of a stage: answer every
         tool call left without a result, end the loop, and return what to raise.
 
         The results that exist are kept (a tool that finished keeps its output);
         the others say the call was interrupted. A loop that had already ended
         is left as it was.
         """
-        interrupt = isinstance(error, KeyboardInterrupt)
+        interrupt, stage = isinstance(error, KeyboardInterrupt), self.stage
         pending = _pending(self.messages, self._asked_at)
         results: list[dict[str, Any]] = []
         if pending:
@@ -330,10 +330,10 @@ class AgentLoop:
     # -- driving it -----------------------------------------------------------
     def step(self) -> str:
         """Run the next stage; return its name (``"done"`` once the loop has ended)."""
-        stage = self.stage
-        if stage == "done":
-            return stage
-        try:
+        try:  # first, so that an interrupt anywhere in here is caught
+            stage = self.stage
+            if stage == "done":
+                return stage
             if self._listeners:
                 self._emit("stage", stage=stage)
             if stage == "request":
@@ -344,11 +344,11 @@ class AgentLoop:
                 self._execute()
             else:
                 self._append()
+            return stage
         except RequestError:  # nothing was added: the same request can be tried again
             raise
         except BaseException as e:
-            raise self._stop(e, stage) from None
-        return stage
+            raise self._stop(e) from None
 
     def turn(self) -> str:
         """Run stages until the next model request is due (or the loop ends)."""
@@ -356,22 +356,22 @@ class AgentLoop:
             self.step()
             while self.stage != "request" and self.stage != "done":
                 self.step()
+            return self.stage
         except RequestError:
             raise
         except BaseException as e:
-            raise self._stop(e, self.stage) from None
-        return self.stage
+            raise self._stop(e) from None
 
     def run(self) -> LoopResult:
         """Run to the end and return the result."""
         try:
             while self.stage != "done":
                 self.step()
+            return self.result()
         except RequestError:
             raise
         except BaseException as e:
-            raise self._stop(e, self.stage) from None
-        return self.result()
+            raise self._stop(e) from None
 
     def ask(self, task: str) -> AgentLoop:
         """Add a new user message and get ready to run again (a follow-up question)."""
