@@ -243,6 +243,9 @@ def _content(out: Any) -> tuple[Any, bool]:
     return ("(no output)" if out is None else str(out)), False
 
 
+_APPROVED = Verdict.approve()  # no approve callback: every call may run
+
+
 def _run_one(
     use: Any,
     table: dict[str, Any],
@@ -256,7 +259,7 @@ def _run_one(
         return _error_result(use, t("result.unknown_tool", name=name, names=names))
     if tool.fn is None:
         return _error_result(use, t("result.no_impl", name=name))
-    verdict = Verdict.approve()
+    verdict = _APPROVED
     if approve is not None:
         if on_event is not None:
             on_event(Event("approval", {"tool_use": use}))
@@ -375,7 +378,10 @@ def _as_message(item: Any) -> dict[str, Any] | None:
     if isinstance(item, list | tuple):
         return {"role": "user", "content": as_dict(list(item))}
     if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
-        content = [as_dict(b) for b in item.content]
+        content = [
+            b.model_dump(mode="json", exclude_none=True) if hasattr(b, "model_dump") else as_dict(b)
+            for b in item.content
+        ]
         return {"role": "assistant", "content": content} if content else None
     raise TypeError(
         f"append() takes a Message, a list of tool_result blocks, a string or a message dict, not {item!r}"

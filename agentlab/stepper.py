@@ -54,7 +54,9 @@ _USAGE = (
 
 def _usage(response: Any) -> dict[str, int]:
     u = _get(response, "usage")
-    return {k: int(_get(u, k, 0) or 0) for k in _USAGE}
+    if isinstance(u, dict):
+        return {k: int(u.get(k) or 0) for k in _USAGE}
+    return {k: int(getattr(u, k, 0) or 0) for k in _USAGE}
 
 
 def _pending(messages: list[Any], since: int) -> list[dict[str, Any]]:
