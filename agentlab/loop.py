@@ -342,7 +342,7 @@ def execute(
             results.append(_error_result(uses[done], t("result.interrupted")))
             results += [_error_result(u, t("result.interrupted_skipped")) for u in uses[done + 1 :]]
             if on_event is not None:
-                on_event(Event("interrupted", {"results": results}))
+                on_event(Event("interrupted", {"results": results, "tool_use": uses[done]}))
             raise Interrupted(results) from None
     return results
 

@@ -14,7 +14,6 @@ history is always one the API accepts and the conversation can go on
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -137,7 +136,6 @@ class AgentLoop:
         self.explanation = ""
         self.error: RequestError | None = None
         self.stopped_at: str | None = None  # the stage an interrupt or error stopped
-        self._running: tuple[Any, float] | None = None  # (tool_use id, start) of a running tool
 
     # -- events -------------------------------------------------------------
     def subscribe(self, fn: Callable[[Event], None]) -> None:
@@ -155,28 +153,18 @@ class AgentLoop:
 
     def _on_tool(self, event: Event) -> None:
         """``execute``'s events: keep the audit of what ran, then pass them on."""
-        kind, data = event.kind, event.data
-        if kind == "tool_start":
-            self._running = (_get(data["tool_use"], "id"), time.monotonic())
-        elif kind == "tool_end":
-            self._record(data["tool_use"], data)
-        elif kind == "interrupted" and self._running is not None:
-            uid, start = self._running  # the tool that was running: count it, with its time
-            uses = self.decision.tool_uses if self.decision is not None else ()
-            for use in uses:
-                if _get(use, "id") == uid:
-                    now = time.monotonic()
-                    self._record(
-                        use, {"verdict": "interrupted", "duration": now - start, "is_error": True}
-                    )
+        if event.kind == "tool_end":
+            self._record(event.data["tool_use"], event.data)
+        elif event.kind == "interrupted":  # the call that was running counts too
+            self._record(event.data["tool_use"], {"verdict": "interrupted", "is_error": True})
         if self._listeners:
             for fn in list(self._listeners):
                 fn(event)
 
     def _record(self, use: Any, data: dict[str, Any]) -> None:
         uid = _get(use, "id")
-        self._running = None
-        self.durations[str(uid)] = float(data.get("duration") or 0.0)
+        if "duration" in data:
+            self.durations[str(uid)] = float(data["duration"])
         entry = {"tool_use_id": uid, "name": _get(use, "name"), "input": _get(use, "input")}
         entry.update(data)
         entry.pop("tool_use", None)
