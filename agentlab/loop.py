@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentlab.arguments import tool_use_list, wrong_history, wrong_reply
 from agentlab.events import Event
 from agentlab.history import HistoryError, as_dict, check_next
 from agentlab.i18n import t
@@ -103,7 +104,7 @@ def request(
     (top-level ``cache_control``), so the next turn reads the history it resends.
     """
     if not isinstance(messages, list | tuple):
-        _wrong_request(client, messages)
+        wrong_history(messages)  # a string, one message...: fail now, saying the fix
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
         "max_tokens": max_tokens,
@@ -124,17 +125,6 @@ def request(
             if on_text is not None:
                 on_text(text)
         return s.get_final_message()
-
-
-def _wrong_request(client: Any, messages: Any) -> None:
-    """``request(client, "a string")`` and friends: say the fix at once."""
-    if hasattr(getattr(messages, "messages", None), "create"):
-        raise TypeError(t("loopcore.wrong.request_order"))
-    if isinstance(messages, str):
-        raise TypeError(t("loopcore.wrong.request_text"))
-    if isinstance(messages, dict):
-        raise TypeError(t("loopcore.wrong.request_dict"))
-    raise TypeError(t("loopcore.wrong.request_other", kind=type(messages).__name__))
 
 
 # ---------------------------------------------------------------------------
@@ -184,21 +174,13 @@ def decide(response: Message) -> Decision:
     elif hasattr(response, "stop_reason") and not isinstance(response, dict):
         reason, content = response.stop_reason, response.content
     else:
-        _wrong_decide(response)
+        wrong_reply(response)  # the history, a message...: fail now, saying the fix
     uses = tuple(b for b in content or () if _get(b, "type") == "tool_use")
     if reason == "tool_use" and uses:
         return Decision("execute", reason, uses)
     if reason == "pause_turn":
         return Decision("continue", reason, (), uses)
     return Decision("stop", reason, (), uses)  # anything else: run nothing
-
-
-def _wrong_decide(response: Any) -> None:
-    if isinstance(response, list | tuple):
-        raise TypeError(t("loopcore.wrong.decide_list"))
-    if isinstance(response, dict):
-        raise TypeError(t("loopcore.wrong.decide_dict"))
-    raise TypeError(t("loopcore.wrong.decide_other", kind=type(response).__name__))
 
 
 def not_run(tool_uses: Iterable[Any], reason: str) -> list[dict[str, Any]]:
@@ -327,7 +309,7 @@ def execute(
     read. Ctrl-C raises ``Interrupted``, whose ``results`` answer every call.
     ``tools`` defaults to ``[agentlab.bash]``, as in the lesson.
     """
-    uses = _tool_uses(tool_uses)
+    uses = tool_use_list(tool_uses)  # the whole reply, its content...: fail now, saying the fix
     if tools is None:
         from agentlab.tools import bash
 
@@ -345,24 +327,6 @@ def execute(
                 on_event(Event("interrupted", {"results": results, "tool_use": uses[done]}))
             raise Interrupted(results) from None
     return results
-
-
-def _tool_uses(tool_uses: Any) -> list[Any]:
-    """The calls to run, as a list; the wrong thing (a whole reply...) fails at once."""
-    if hasattr(tool_uses, "stop_reason"):  # execute(response)
-        raise TypeError(t("loopcore.wrong.execute_response"))
-    if isinstance(tool_uses, Decision):
-        raise TypeError(t("loopcore.wrong.execute_decision"))
-    if _get(tool_uses, "type") == "tool_use":  # one block, not a list of them
-        raise TypeError(t("loopcore.wrong.execute_one"))
-    if isinstance(tool_uses, str | dict):
-        raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
-    uses = list(tool_uses)
-    for u in uses:
-        if _get(u, "type") != "tool_use":  # execute(response.content): text blocks too
-            kind = _get(u, "type") or type(u).__name__
-            raise TypeError(t("loopcore.wrong.execute_content", kind=kind))
-    return uses
 
 
 # ---------------------------------------------------------------------------
