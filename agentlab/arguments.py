@@ -41,14 +41,15 @@ def wrong_reply(response: Any) -> NoReturn:
 
 def tool_use_list(tool_uses: Any) -> list[Any]:
     """What ``execute`` was given, as a list of tool_use blocks; anything else fails."""
-    if hasattr(tool_uses, "stop_reason"):  # execute(response)
-        raise TypeError(t("loopcore.wrong.execute_response"))
-    if hasattr(tool_uses, "action") and hasattr(tool_uses, "tool_uses"):  # execute(decision)
-        raise TypeError(t("loopcore.wrong.execute_decision"))
-    if _type(tool_uses) == "tool_use":  # one block, not a list of them
-        raise TypeError(t("loopcore.wrong.execute_one"))
-    if isinstance(tool_uses, str | dict):
-        raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
+    if type(tool_uses) is not tuple and type(tool_uses) is not list:  # not what decide gives
+        if hasattr(tool_uses, "stop_reason"):  # execute(response)
+            raise TypeError(t("loopcore.wrong.execute_response"))
+        if hasattr(tool_uses, "action") and hasattr(tool_uses, "tool_uses"):  # execute(decision)
+            raise TypeError(t("loopcore.wrong.execute_decision"))
+        if _type(tool_uses) == "tool_use":  # one block, not a list of them
+            raise TypeError(t("loopcore.wrong.execute_one"))
+        if isinstance(tool_uses, str | dict):
+            raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
     uses = list(tool_uses)
     for use in uses:
         if _type(use) != "tool_use":  # execute(response.content): text blocks too
