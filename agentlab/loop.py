@@ -378,7 +378,9 @@ def append(messages: list[Any], item: Any) -> list[Any]:
 _ELSEWHERE = {
     "AgentLoop": "agentlab.stepper",
     "agent_loop": "agentlab.stepper",
+    "Stage": "agentlab.stepper",
     "LoopResult": "agentlab.results",
+    "ENDINGS": "agentlab.results",
     "final_text": "agentlab.results",
 }
 
