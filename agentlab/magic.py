@@ -43,8 +43,10 @@ A failed request prints what went wrong, without a traceback, and returns
 the result with ``ended == "error"``; if nothing else happened the
 task is taken back out, so running the cell again is the retry. Ctrl-C (the
 notebook's stop button) leaves a valid history (``AgentLoop`` answers the
-unfinished tool calls), prints one line and is raised again, so "Run All"
-stops as you asked; ``_agent.loop.result()`` has what ran.
+unfinished tool calls) and ends the cell with ``AgentStopped``, a
+``KeyboardInterrupt`` that IPython shows as one line instead of a traceback
+(what was stopped, and that the history is valid), so "Run All" stops as you
+asked; ``_agent.loop.result()`` has what ran.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Enum
 
 from agentlab.errors import RequestError
+from agentlab.events import Event
 from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
-from agentlab.loop import AgentLoop, Event, not_run
+from agentlab.loop import Interrupted
+from agentlab.stepper import AgentLoop
 from agentlab.tools.policy import Verdict, asks_by_default, describe_call
 
 __all__ = [
@@ -352,14 +356,45 @@ def _print(piece: str) -> None:
 
 
 def summary(loop: AgentLoop) -> str:
-    """One line about a finished run: model, requests, tool calls, stop reason."""
+    """One line about a finished run: model, requests, tool calls, how it ended."""
     model = getattr(loop.response, "model", None) or loop.model or "?"
+    ended = t(f"loopcore.ended.{loop.ended}", reason=loop.stop_reason) if loop.ended else "?"
+    return t("loopcore.summary", model=model, turns=loop.turns, tools=len(loop.audit), ended=ended)
+
+
+class AgentStopped(Interrupted):
+    """Ctrl-C (the notebook's ■) during ``%%agent``, after the loop made the history valid.
+
+    It is still a ``KeyboardInterrupt``, so "Run All" stops here; IPython shows
+    ``_render_traceback_`` instead of a traceback: one line saying what stopped.
+    """
+
+    def __init__(self, line: str, results: list[Any]):
+        super().__init__(results, line)
+        self.line = line
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.line]
+
+
+def stopped_line(loop: AgentLoop, took_back: bool) -> str:
+    """What ■ stopped, and that the history is valid, in one line."""
+    if took_back:
+        return t("loopcore.magic.stopped_back", n=len(loop.messages))
+    stage = loop.stopped_at or loop.stage
+    running = [a for a in loop.audit if a.get("verdict") == "interrupted"]
+    if running:
+        what = t("loopcore.what.tool", call=describe_call(running[-1]))
+    elif stage == "request":
+        what = t("loopcore.what.request")
+    else:
+        what = t("loopcore.what.stage", stage=t(f"stage.{stage}"))
     return t(
-        "magic.summary",
-        model=model,
+        "loopcore.magic.stopped",
+        what=what,
         turns=loop.turns,
         tools=len(loop.audit),
-        reason=loop.stop_reason,
+        n=len(loop.messages),
     )
 
 
@@ -644,10 +679,10 @@ class AgentMagics(Magics):
                     file=sys.stderr,
                 )
                 loop.stage, loop.ended, loop.explanation = "done", "error", e.explanation
-            except KeyboardInterrupt:
-                _repair(loop, before)
-                print(t("magic.interrupted", n=len(loop.messages)), file=sys.stderr)
-                raise
+            except KeyboardInterrupt as e:  # the loop has answered every tool call already
+                took_back = _take_back(loop, before)
+                results = getattr(e, "results", [])
+                raise AgentStopped(stopped_line(loop, took_back), results) from None
         result = loop.result()
         if args.out:
             self.shell.user_ns[args.out] = result
@@ -699,22 +734,6 @@ def _take_back(loop: AgentLoop, before: int) -> bool:
         loop.stage = "done"
         return True
     return False
-
-
-def _repair(loop: AgentLoop, before: int) -> None:
-    """After Ctrl-C, make sure every tool call is answered (the core does this
-    when the interrupt comes while tools run; this covers the moments between)."""
-    if loop.ended == "interrupted":
-        return
-    if _take_back(loop, before):
-        return
-    last = loop.messages[-1] if loop.messages else {}
-    uses = [b for b in blocks(last) if b.get("type") == "tool_use"]
-    if uses and last.get("role") == "assistant":
-        from agentlab.loop import append
-
-        append(loop.messages, not_run(uses, t("magic.not_run_interrupted")))
-    loop.stage, loop.ended = "done", "interrupted"
 
 
 def load_history(path: Path) -> list[Any]:

@@ -19,7 +19,7 @@ in-process (``httpx2.MockTransport``, see ``ScriptedClient._answer``), never
 leaving the machine. ``messages.stream()``, ``create(stream=True)``,
 ``count_tokens``, ``with_raw_response``, ``beta.messages.tool_runner`` and
 ``.thread()`` are therefore the SDK's own code, fed the same JSON and
-server-sent events (``agentlab.events``) that ``agentlab serve`` sends.
+server-sent events (``agentlab.streaming``) that ``agentlab serve`` sends.
 
 The one exception is a plain ``messages.create`` (keywords the installed
 SDK's ``Messages.create`` takes, no stream, no request options): it is
@@ -48,9 +48,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.events import events, sse
 from agentlab.history import as_dict, check_at, validate
 from agentlab.i18n import t
+from agentlab.streaming import events, sse
 
 if TYPE_CHECKING:
     from anthropic.types import Message

@@ -352,7 +352,7 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
         ],
     )
     ip.user_ns["_agent"] = magic.AgentSession(tools=[boom, al.bash])
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as info:
         cell(ip, "--client client", "Do two things")
     session = ip.user_ns["_agent"]
     assert al.validate(session.messages) == []
@@ -360,7 +360,10 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     assert [r["is_error"] for r in results] == [True, True]
     assert "Interrupted" in results[1]["content"]
     assert session.loop.result().ended == "interrupted"
-    assert "agentlab: stopped. The history is still valid (3 messages)" in capsys.readouterr().err
+    assert info.value._render_traceback_() == [
+        '■ agentlab stopped while running boom({"why": "test"}) (1 request(s), 1 tool call(s)). '
+        "The history is still valid (3 messages); ask again to go on."
+    ]
 
     follow = cell(ip, "--client client", "Never mind")
     assert follow.text == "You stopped me; fine."
@@ -370,10 +373,45 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
 def test_ctrl_c_while_waiting_for_the_model_takes_the_task_back(ip):
     scripted(ip, ["ok", KeyboardInterrupt()])
     cell(ip, "--client client", "First")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as info:
         cell(ip, "--client client", "Second")
     messages = ip.user_ns["_agent"].messages
     assert len(messages) == 2 and al.validate(messages) == []
+    assert "task was taken back out" in info.value._render_traceback_()[0]
+
+
+def test_stop_button_in_a_cell_shows_one_line_and_no_traceback(ip, capsys):
+    """IPython shows ``_render_traceback_`` for the cell's error: one line, and the
+    cell still fails (a KeyboardInterrupt), so "Run All" stops there."""
+    scripted(ip, [[text("Working."), tool_use("boom", {"why": "test"})], "fine"])
+    ip.user_ns["_agent"] = magic.AgentSession(tools=[boom])
+    outcome = ip.run_cell("%%agent --client client\nDo it")
+    shown = capsys.readouterr()
+    assert isinstance(outcome.error_in_exec, KeyboardInterrupt)
+    assert isinstance(outcome.error_in_exec, magic.AgentStopped)
+    text_shown = shown.out + shown.err
+    assert "Traceback" not in text_shown and "agentlab/" not in text_shown
+    stop_lines = [row for row in text_shown.splitlines() if row.startswith("■")]
+    assert (
+        len(stop_lines) == 1
+        and "boom" in stop_lines[0]
+        and "still valid (3 messages)" in stop_lines[0]
+    )
+    assert al.validate(ip.user_ns["_agent"].messages) == []
+
+
+def test_the_summary_counts_an_interrupted_call_and_says_how_the_loop_ended(ip, monkeypatch):
+    monkeypatch.setattr(magic, "frontend", lambda shell: "live")
+    scripted(ip, [[tool_use("boom", {"why": "test"})], [tool_use("bash", {"command": "true"})]])
+    ip.user_ns["_agent"] = magic.AgentSession(tools=[boom, al.bash])
+    with capture_output() as captured, pytest.raises(KeyboardInterrupt):
+        cell(ip, "--client client", "Stop me")
+    last = captured.outputs[-1].data["text/plain"]
+    assert "1 tool call(s)" in last and last.endswith("ended: interrupted")
+    scripted(ip, lambda params: [tool_use("bash", {"command": "true"})])
+    with capture_output() as captured:
+        cell(ip, "--client client --max-turns 2", "Loop forever")
+    assert captured.outputs[-1].data["text/plain"].endswith("2 tool call(s) · ended: turn limit")
 
 
 # --- asking before a tool runs ------------------------------------------------------
@@ -472,7 +510,7 @@ def test_a_live_view_in_a_kernel_ends_as_a_one_line_summary(ip, monkeypatch):
     shown = [o.data["text/plain"] for o in captured.outputs]
     assert any("$ find . -name '*.py'" in s for s in shown)  # the transcript, while it ran
     assert shown[-1] == (
-        "agentlab · agentlab-demo · 2 request(s) · 1 tool call(s) · stop_reason end_turn"
+        "agentlab · agentlab-demo · 2 request(s) · 1 tool call(s) · ended: the model stopped (end_turn)"
     )
     assert "$ find" not in captured.stdout  # nothing printed beside the view
     assert result.stop_reason == "end_turn"
@@ -587,7 +625,7 @@ def test_widgets_live_view_follows_the_loop_then_leaves_a_summary(ip, widgets, m
     assert seen["cards"] == [4] and result.stop_reason == "end_turn"
     assert any("There are 2 Python" in s for s in seen["streamed"])  # the text, while it streamed
     assert seen["streamed"][-1] == ""  # and gone once its card was added
-    assert captured.outputs[-1].data["text/plain"].endswith("stop_reason end_turn")
+    assert captured.outputs[-1].data["text/plain"].endswith("ended: the model stopped (end_turn)")
     assert "$ find" not in captured.stdout
 
 
