@@ -39,6 +39,8 @@ class ModelInfo:
     forced_tool_choice: bool  # tool_choice "any" / "tool"
     sampling: bool  # temperature, top_p, top_k
     min_cache_tokens: int  # the shortest prompt that can be cached
+    system_messages: bool = False  # role "system" messages accepted after a user turn?
+    released: str = ""  # release date (YYYY-MM-DD) when known, for GET /v1/models
     unchecked: tuple[str, ...] = ()  # fields not confirmed in public material
     extra: dict[str, Any] = field(default_factory=dict)
 
