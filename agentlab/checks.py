@@ -249,15 +249,6 @@ def _history(
             )
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-    for i, m in enumerate(messages):  # a tool_result must name the tool_use it answers
-        if _role(m) == "user":
-            for k, b in enumerate(blocks(m)):
-                if b.get("type") == "tool_result" and "tool_use_id" not in b:
-                    # The API's pydantic-style location (as in `tools.0.custom.name`);
-                    # the prefix before `tool_use_id` is inferred, not confirmed.
-                    errors.append(
-                        f"messages.{i}.content.{k}.tool_result.tool_use_id: Field required"
-                    )
     if errors:
         return errors
     if kept and seen and len(kept) == len(messages) and _extends(kept, seen):
