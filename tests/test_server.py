@@ -17,6 +17,8 @@ from agentlab.testing import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 HI = [{"role": "user", "content": "hi"}]
+# Over Sonnet 5.5's minimum cacheable prompt (512 tokens; 4 characters a token here).
+LONG_SYSTEM = "You are a careful assistant who notes numbers. " * 60
 
 
 def sdk(server: FakeMessagesServer, retries: int = 0, **options) -> anthropic.Anthropic:
@@ -53,6 +55,7 @@ def test_a_stream_is_the_apis_event_sequence():
         raw = httpx2.post(
             server.url + "/v1/messages",
             json={"model": MODEL, "max_tokens": 9, "messages": HI, "stream": True},
+            headers={"anthropic-version": "2023-06-01"},
         )
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
@@ -193,7 +196,9 @@ def test_a_tool_call_cut_off_by_max_tokens_is_never_run_even_when_streamed():
 def test_prompt_caching_marks_each_request_keeps_tools_stable_and_shows_cache_reads():
     script = [[tool_use("note", {"x": 1})], [tool_use("note", {"x": 2})], "done"]
     with FakeMessagesServer(script) as server:
-        loop = al.AgentLoop(sdk(server), "note twice", tools=[note], model=MODEL, cache=True)
+        loop = al.AgentLoop(
+            sdk(server), "note twice", tools=[note], model=MODEL, cache=True, system=LONG_SYSTEM
+        )
         loop.run()
     bodies = [r.body for r in server.requests]
     assert all(b["cache_control"] == {"type": "ephemeral"} for b in bodies)
