@@ -89,6 +89,7 @@ class Server(ThreadingHTTPServer):
         self._active = 0
         self._lock = threading.Lock()
         self._deadlines: dict[socket.socket, float] = {}
+        self._expired: set[socket.socket] = set()  # cut off by the reaper
         self._stopping = threading.Event()
         super().__init__(address, handler)
         self._reaper = threading.Thread(target=self._reap, daemon=True, name="agentlab-reaper")
@@ -126,6 +127,7 @@ class Server(ThreadingHTTPServer):
             with self._lock:
                 self._active -= 1
                 self._deadlines.pop(request, None)
+                self._expired.discard(request)
 
     def watch(self, sock: socket.socket, seconds: float | None) -> None:
         """Close ``sock`` if it is still being watched ``seconds`` from now (None: stop)."""
@@ -135,6 +137,11 @@ class Server(ThreadingHTTPServer):
             else:
                 self._deadlines[sock] = time.monotonic() + seconds
 
+    def expired(self, sock: socket.socket) -> bool:
+        """Did ``sock`` miss its deadline?"""
+        with self._lock:
+            return sock in self._expired
+
     def _reap(self) -> None:
         while not self._stopping.wait(0.25):
             now = time.monotonic()
@@ -142,9 +149,10 @@ class Server(ThreadingHTTPServer):
                 late = [s for s, at in self._deadlines.items() if at < now]
                 for s in late:
                     del self._deadlines[s]
+                    self._expired.add(s)
             for s in late:
                 try:
-                    s.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once
+                    s.shutdown(socket.SHUT_RD)  # a blocked read returns; we may still answer
                 except OSError:
                     pass
 
@@ -177,7 +185,8 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms stall per reply
 
     def setup(self) -> None:
-        self.timeout = self.server.limits.io_timeout
+        self.connection = self.request
+        self.request.settimeout(self.server.limits.io_timeout)  # every read and write
         super().setup()
 
     def handle_one_request(self) -> None:
@@ -186,7 +195,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def parse_request(self) -> bool:
         self.server.watch(self.connection, self.server.limits.request_timeout)
-        return super().parse_request()
+        ok = super().parse_request()
+        if ok and self.server.expired(self.connection):  # the headers never finished
+            self.close_connection = True
+            return False
+        return ok
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.owner.log is not None:
@@ -221,7 +234,8 @@ class Handler(BaseHTTPRequestHandler):
         return data
 
     def _read_chunked(self, limit: int) -> bytes:
-        parts, total = [], 0
+        parts: list[bytes] = []
+        total = 0
         while True:
             line = self.rfile.readline(1024)
             try:

@@ -156,7 +156,8 @@ class FakeMessagesServer:
         self._ids = itertools.count(1)  # request ids
         self._message_ids = itertools.count(1)  # message and tool_use ids
         self._run = secrets.token_hex(4)  # ids differ from one server run to the next
-        self.requests: collections.deque[RecordedRequest] = collections.deque(maxlen=record)
+        self.record = record
+        self.requests: list[RecordedRequest] = []
         self.count = 0  # requests seen (also when none are recorded)
         self.faults: list[Fault] = []
         self.cache = cache.PromptCache()
@@ -451,7 +452,10 @@ class FakeMessagesServer:
         )
         with self._lock:
             self.count += 1
-            self.requests.append(record)
+            if self.record is None or self.record > 0:
+                self.requests.append(record)
+                if self.record is not None and len(self.requests) > self.record:
+                    del self.requests[0]
         fault = self._next_fault()
         if fault is not None:
             record.fault = fault.kind
