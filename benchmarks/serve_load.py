@@ -190,6 +190,29 @@ async def phase(url: str, students: int, tasks: int, idle: int, slow: int) -> di
     }
 
 
+async def big_beside_small(url: str) -> tuple[float, float]:
+    """One 150 kB request sent together with 20 small ones: the slowest small one's
+    latency, and the big one's."""
+    big = {"model": MODEL, "max_tokens": 100, "tools": [BASH], "messages": [
+        {"role": "user", "content": "List the files here"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big", "name": "bash",
+                                           "input": {"command": "ls -la"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big",
+                                      "content": "x" * 150_000}]}]}  # fmt: skip
+    small = {"model": MODEL, "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+
+    async def timed(http: httpx2.AsyncClient, body: dict) -> float:
+        start = time.perf_counter()
+        answer = await http.post("/v1/messages", json=body)
+        assert answer.status_code == 200, answer.text[:200]
+        return time.perf_counter() - start
+
+    limits = httpx2.Limits(max_connections=30)
+    async with httpx2.AsyncClient(base_url=url, headers=HEADERS, timeout=60, limits=limits) as http:
+        times = await asyncio.gather(timed(http, big), *[timed(http, small) for _ in range(20)])
+    return max(times[1:]), times[0]
+
+
 def main() -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--quick", action="store_true", help="20 and 50 students")
@@ -203,6 +226,9 @@ def main() -> int:
         asyncio.run(phase(url, 4, 1, 0, 0))
         start_mb = rss_mb(proc.pid)
         print(f"server {url}, pid {proc.pid}: {start_mb:.1f} MB after warm-up")
+        slowest, big = asyncio.run(big_beside_small(url))
+        print(f"a 150 kB request beside 20 small ones: the big one {big * 1000:.0f} ms, "
+              f"the slowest small one {slowest * 1000:.0f} ms")  # fmt: skip
         for name, students, tasks, idle, slow in plan:
             before, cpu = rss_mb(proc.pid), cpu_seconds(proc.pid)
             result = asyncio.run(phase(url, students, tasks, idle, slow))

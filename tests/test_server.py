@@ -521,3 +521,22 @@ def test_a_class_server_keeps_nothing_per_request():
         for _ in range(3):
             client.messages.create(model=MODEL, max_tokens=5, messages=HI)
     assert server.count == 3 and len(server.requests) == 0
+
+
+def test_a_failing_reply_function_is_a_500_that_says_why_and_the_server_goes_on():
+    answers = iter([KeyError("oops"), "fine"])
+
+    def reply(body):
+        item = next(answers)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    with FakeMessagesServer(reply) as server:
+        client = sdk(server, retries=2)
+        with pytest.raises(anthropic.InternalServerError, match="KeyError"):
+            client.messages.create(model=MODEL, max_tokens=5, messages=HI)
+        assert (
+            client.messages.create(model=MODEL, max_tokens=5, messages=HI).content[0].text == "fine"
+        )
+    assert [r.status for r in server.requests] == [500, 200]  # x-should-retry: false

@@ -338,7 +338,10 @@ class FakeMessagesServer:
             data["id"] = f"msg_{self._run}{next(self._message_ids):06d}"
         data["usage"] = {**data["usage"], **self._usage(body)}
         data = controls.apply(data, body)
-        return type(message).model_validate(data)
+        # A stop reason this SDK does not know yet is kept as it came (as make_message does).
+        built = type(message).model_validate({**data, "stop_reason": "end_turn"})
+        built.stop_reason = data["stop_reason"]
+        return built
 
     def _check(self, body: Any, path: str, headers: dict[str, str]) -> Answer | None:
         """The error to answer for this request, if any."""
@@ -481,7 +484,13 @@ class FakeMessagesServer:
             # The API's limit and wording for nesting are not public (agentlab's).
             reply: Any = Answer(400, error_body(400, "The request body is nested too deeply."))
         else:
-            reply = self._answer(body, record.path, headers)
+            try:
+                reply = self._answer(body, record.path, headers)
+            except Exception as e:  # a bug here, or in a reply function: say so, keep serving
+                if self.log is not None:
+                    self.log(f"error answering {record.path}: {type(e).__name__}: {e}")
+                text = f"FakeMessagesServer could not answer: {type(e).__name__}: {e}"
+                reply = Answer(500, error_body(500, text), {"x-should-retry": "false"})
         if isinstance(reply, Answer):
             if reply.status >= 400:
                 reply.body["request_id"] = reply.body.get("request_id") or request_id

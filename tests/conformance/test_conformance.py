@@ -182,3 +182,16 @@ def test_the_seeds_loop_runs_unchanged_through_the_sdk(tmp_path, monkeypatch):
     assert len(server.requests) >= 2 and history[-1]["role"] == "assistant"
     assert all(r.headers["anthropic-version"] == STRICT for r in server.requests)
     assert "1" in history[-1]["content"][0].text
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c.version and c.status != 404 and "thread" not in c.body],
+    ids=lambda c: c.name,
+)
+def test_the_offline_checks_say_the_same_without_http(case: Case):
+    """``check_request`` is what ScriptedClient and DemoClient use: same table, same words."""
+    from agentlab.checks import check_request
+
+    errors = check_request(case.body, api_version=case.version, paused=set())
+    assert errors[:1] == ([case.error] if case.error else [])
