@@ -378,6 +378,12 @@ class FakeMessagesServer:
         continued = None
         if isinstance(body, dict) and isinstance(body.get("thread"), dict):
             whole, continued = threads.expand(body, self.threads)
+            if whole is None and continued is not None and self.threads.continued(continued):
+                # The SDK's description of thread_already_continued (its error types).
+                text = ("The response that `previous_message_id` names has already been "
+                        "continued, and each response can be continued only once. Continue "
+                        "from the Thread's most recent response `id`.")  # fmt: skip
+                return Answer(400, error_body(400, text, code="thread_already_continued"))
             if whole is None:
                 # The SDK's description of thread_not_found (types/thread_not_found_error.py).
                 text = f"No usable Thread state was found for `previous_message_id`: {continued}"

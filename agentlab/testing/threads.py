@@ -7,8 +7,10 @@ and without ``system`` and ``tools`` (the server keeps those from the create).
 The server rebuilds the whole request from what it stored under ``ID``.
 
 The store is bounded (oldest threads are forgotten first) and keeps one entry
-per thread: continuing from a reply replaces it with the new reply. An id it
-does not hold answers 404 ``thread_not_found``, and the SDK then resends the
+per thread: continuing from a reply replaces it with the new reply, and a
+second ``continue`` from the same reply answers 400 ``thread_already_continued``
+(each response can be continued only once). An id it does not hold answers
+404 ``thread_not_found``, and the SDK then resends the
 whole history under a new thread (anthropic/lib/threads/_thread_state.py,
 ``recovers_from``). So forgetting is always safe, only slower.
 """
@@ -38,6 +40,7 @@ class ThreadStore:
     def __init__(self, max_threads: int = 1000):
         self.max_threads = max_threads
         self._threads: OrderedDict[str, Thread] = OrderedDict()
+        self._continued: OrderedDict[str, None] = OrderedDict()  # ids already continued from
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -46,6 +49,12 @@ class ThreadStore:
     def clear(self) -> None:
         with self._lock:
             self._threads.clear()
+            self._continued.clear()
+
+    def continued(self, message_id: str) -> bool:
+        """Was a reply with this id continued from already?"""
+        with self._lock:
+            return message_id in self._continued
 
     def get(self, message_id: str) -> Thread | None:
         with self._lock:
@@ -55,6 +64,9 @@ class ThreadStore:
         with self._lock:
             if replaces is not None:
                 self._threads.pop(replaces, None)
+                self._continued[replaces] = None
+                while len(self._continued) > self.max_threads:
+                    self._continued.popitem(last=False)
             self._threads[message_id] = thread
             while len(self._threads) > self.max_threads:
                 self._threads.popitem(last=False)

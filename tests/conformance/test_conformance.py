@@ -195,3 +195,41 @@ def test_the_offline_checks_say_the_same_without_http(case: Case):
 
     errors = check_request(case.body, api_version=case.version, paused=set())
     assert errors[:1] == ([case.error] if case.error else [])
+
+
+def test_a_reply_can_be_continued_only_once():
+    beta = {"anthropic-beta": "message-threads-2026-08-12", "anthropic-version": STRICT}
+    with FakeMessagesServer(["one", "two", "three"]) as server:
+        first = httpx2.post(server.url + "/v1/messages", headers=beta, json={
+            "model": SONNET, "max_tokens": 50, "messages": [{"role": "user", "content": "a"}],
+            "thread": {"type": "create"}}).json()  # fmt: skip
+        go_on = {"model": SONNET, "max_tokens": 50,
+                 "messages": [{"role": "user", "content": "b"}],
+                 "thread": {"type": "continue", "previous_message_id": first["id"]}}  # fmt: skip
+        again = [httpx2.post(server.url + "/v1/messages", headers=beta, json=go_on)
+                 for _ in range(2)]  # fmt: skip
+    assert again[0].status_code == 200 and again[0].json()["content"][0]["text"] == "two"
+    assert again[1].status_code == 400
+    assert again[1].json()["error"]["details"]["error_code"] == "thread_already_continued"
+
+
+def test_async_clients_stream_and_count_tokens_too():
+    import asyncio
+
+    async def go(url: str) -> tuple[str, int, str]:
+        client = anthropic.AsyncAnthropic(api_key="test", base_url=url, max_retries=0)
+        async with client.messages.stream(
+            model=SONNET, max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            pieces = [piece async for piece in stream.text_stream]
+        counted = await client.messages.count_tokens(
+            model=SONNET, messages=[{"role": "user", "content": "hi"}]
+        )
+        plain = await client.messages.create(
+            model=SONNET, max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+        )
+        return "".join(pieces), counted.input_tokens, plain.content[0].text
+
+    with FakeMessagesServer(["streamed words here", "plain"]) as server:
+        streamed, tokens, plain = asyncio.run(go(server.url))
+    assert streamed == "streamed words here" and tokens >= 1 and plain == "plain"
