@@ -58,14 +58,12 @@ def test_a_recorded_session_replays_offline_to_the_same_history(tmp_path, stream
 
 def test_a_recording_never_holds_a_key_or_an_auth_header(tmp_path):
     path, _, _ = record_session(tmp_path)  # the real SDK, with api_key=KEY
-    # headers and a key passed per request (check=False: the real SDK has no api_key= here)
-    scripted = al.record(ScriptedClient(["ok"], check=False), path)
+    scripted = al.record(ScriptedClient(["ok"]), path)  # a key passed in headers per request
     scripted.messages.create(
         model=MODEL,
         max_tokens=5,
         messages=[{"role": "user", "content": "hi"}],
         extra_headers={"Authorization": f"Bearer {KEY}", "x-api-key": KEY},
-        api_key=KEY,
     )
     data = path.read_text("utf-8")
     assert KEY not in data and "authorization" not in data.lower() and "x-api-key" not in data
