@@ -1,0 +1,319 @@
+"""The shapes the Messages API accepts, read from the SDK's own request types.
+
+The SDK describes every message and content block it may send as a
+``TypedDict`` (``anthropic.types.UserMessageParam``, ``ToolUseBlockParam``,
+...). ``check_message`` walks one message against those annotations and
+reports what does not fit, with the path and the words of the API's 400
+errors (the API validates requests with pydantic, so its messages read
+"Input should be a valid dictionary", "Field required", "Extra inputs are
+not permitted"; a block's path names its type, as in
+``messages.1.content.0.tool_use.input``).
+
+Nothing here is a hand-written list of blocks: a block type the installed SDK
+knows is accepted, one it does not know is reported, and new fields arrive
+with a new SDK. Only the wording of a few cases is ours; see the comments.
+"""
+
+from __future__ import annotations
+
+import collections.abc as abc
+import functools
+import typing
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Union
+
+import typing_extensions
+
+__all__ = ["SchemaError", "check_message", "fields", "roles"]
+
+_NONE = type(None)
+_LISTS = (list, abc.Iterable, abc.Sequence, abc.Collection)
+_DICTS = (dict, abc.Mapping, abc.MutableMapping)
+_PLAIN = (dict, list, tuple, str, int, float, bool, _NONE)
+_REQUIRED = {typing_extensions.Required, getattr(typing, "Required", None)} - {None}
+_NOT_REQUIRED = {typing_extensions.NotRequired, getattr(typing, "NotRequired", None)} - {None}
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    """One value that does not fit. ``str()`` is the API's form: ``path: message``."""
+
+    path: tuple[str | int, ...]
+    message: str
+    kind: str  # "missing", "extra", "type", "tag", "literal"
+    owner: Any = field(default=None, compare=False)  # the SDK type holding it: ToolUseBlockParam
+
+    @property
+    def where(self) -> str:
+        return ".".join(str(p) for p in self.path)
+
+    @property
+    def key(self) -> str:
+        return str(self.path[-1]) if self.path else ""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+# --------------------------------------------------------------------------
+# The message types, read from the SDK when first needed (importing the SDK
+# takes about two seconds)
+# --------------------------------------------------------------------------
+
+
+@functools.cache
+def _messages() -> dict[str, Any]:
+    """``{"user": UserMessageParam, ...}``: the members of ``MessageParam`` by role."""
+    from anthropic.types import MessageParam
+
+    out = {}
+    for member in typing.get_args(MessageParam):
+        (role,) = typing.get_args(_hints(member)["role"])
+        out[role] = member
+    return out
+
+
+def roles() -> tuple[str, ...]:
+    """The roles the SDK's ``MessageParam`` allows, in its order."""
+    return tuple(_messages())
+
+
+@functools.cache
+def _read(td: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """A TypedDict's field types and its required keys. The SDK's modules use
+    ``from __future__ import annotations``, so ``Required[...]`` is read from the
+    annotations themselves (``__required_keys__`` cannot see it on Python < 3.12)."""
+    hints: dict[str, Any] = {}
+    required = set()
+    for key, tp in typing_extensions.get_type_hints(td, include_extras=True).items():
+        origin = typing.get_origin(tp)
+        if origin in _REQUIRED:
+            required.add(key)
+        if origin in _REQUIRED or origin in _NOT_REQUIRED:
+            tp = typing.get_args(tp)[0]
+        elif getattr(td, "__total__", True):
+            required.add(key)
+        hints[key] = tp
+    return hints, frozenset(required)
+
+
+def _hints(td: Any) -> dict[str, Any]:
+    return _read(td)[0]
+
+
+def fields(td: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The required and the optional keys of an SDK ``TypedDict``, in its order."""
+    hints, required = _read(td)
+    return tuple(k for k in hints if k in required), tuple(k for k in hints if k not in required)
+
+
+# --------------------------------------------------------------------------
+# The walk
+# --------------------------------------------------------------------------
+
+
+def check_message(message: Any, i: int) -> list[SchemaError]:
+    """What in ``message`` (at ``messages.i``) the API's schema rejects; [] if nothing."""
+    out: list[SchemaError] = []
+    path: tuple[str | int, ...] = ("messages", i)
+    message = _plain(message)
+    if not isinstance(message, abc.Mapping):
+        return [SchemaError(path, "Input should be a valid dictionary", "type")]
+    by_role = _messages()
+    role = message.get("role")
+    if "role" not in message:
+        out.append(SchemaError((*path, "role"), "Field required", "missing"))
+    elif not isinstance(role, str) or role not in by_role:
+        # The pydantic wording for a Literal; the values are the SDK's roles. Whether
+        # today's API lists "system" here is not known from public material.
+        out.append(SchemaError((*path, "role"), _literal(tuple(by_role)), "literal"))
+    if out:
+        return out
+    # The API's message model is one type with a ``role`` field, so unlike a
+    # block's path, a message's path does not name its role.
+    _typeddict(by_role[role], message, path, out)
+    return out
+
+
+def _check(tp: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    value = _plain(value)
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object:
+        return
+    if origin is typing_extensions.Annotated:
+        _check(typing.get_args(tp)[0], value, path, out)
+    elif typing_extensions.is_typeddict(tp):
+        _typeddict(tp, value, path, out)
+    elif origin is Union:
+        _union(tp, value, path, out)
+    elif origin is Literal:
+        if value not in typing.get_args(tp) or isinstance(value, bool):
+            out.append(SchemaError(path, _literal(typing.get_args(tp)), "literal"))
+    elif origin in _LISTS:
+        if not isinstance(value, (list, tuple)):
+            out.append(SchemaError(path, "Input should be a valid list", "type"))
+            return
+        (item,) = typing.get_args(tp) or (Any,)
+        for k, v in enumerate(value):
+            _check(item, v, (*path, k), out)
+    elif origin in _DICTS or tp in _DICTS:
+        if not isinstance(value, abc.Mapping):
+            out.append(SchemaError(path, "Input should be a valid dictionary", "type"))
+    elif not _fits(tp, value):
+        out.append(SchemaError(path, _type_message(tp), "type"))
+
+
+def _typeddict(td: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    if not isinstance(value, abc.Mapping):
+        out.append(SchemaError(path, "Input should be a valid dictionary", "type", td))
+        return
+    hints = _hints(td)
+    for key in hints:  # the SDK's field order, which is also the order of its checks
+        if key in value:
+            found: list[SchemaError] = []
+            _check(hints[key], value[key], (*path, key), found)
+            # a wrong value right at this field belongs to this type (for hints)
+            out += [
+                e if e.owner or len(e.path) > len(path) + 1 else replace(e, owner=td) for e in found
+            ]
+        elif key in _read(td)[1]:
+            out.append(SchemaError((*path, key), "Field required", "missing", td))
+    for key in value:
+        if key not in hints:
+            out.append(SchemaError((*path, key), "Extra inputs are not permitted", "extra", td))
+
+
+def _union(tp: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    members = _members(tp)
+    if value is None and _NONE in typing.get_args(tp):
+        return
+    tags = _tags(members)
+    if tags is not None:  # blocks and sources: chosen by their "type", named in the path
+        if not isinstance(value, abc.Mapping):
+            out.append(SchemaError(path, "Input should be a valid dictionary", "type"))
+        elif "type" not in value:
+            out.append(SchemaError(path, "Unable to extract tag using discriminator 'type'", "tag"))
+        elif not isinstance(value["type"], str) or value["type"] not in tags:
+            expected = ", ".join(repr(k) for k in tags)
+            out.append(
+                SchemaError(
+                    path,
+                    f"Input tag {value['type']!r} found using 'type' does not match any of "
+                    f"the expected tags: {expected}",
+                    "tag",
+                )
+            )
+        else:
+            _check(tags[value["type"]], value, (*path, value["type"]), out)
+        return
+    fitting = [m for m in members if _fits(m, value)]
+    if not fitting:
+        # pydantic lists one error per member here; the API's 400 shows one. Which
+        # one it shows is not known from public material: we name the last member
+        # (for ``str | list of blocks`` that is "a valid list", the general form).
+        if members:
+            out.append(SchemaError(path, _type_message(members[-1]), "type"))
+        return
+    first: list[SchemaError] = []
+    for k, member in enumerate(fitting):
+        found: list[SchemaError] = []
+        _check(member, value, path, found)
+        if not found:
+            return
+        if k == 0:
+            first = found
+    out += first
+
+
+@functools.cache
+def _tags(members: tuple[Any, ...]) -> dict[str, Any] | None:
+    """``{"text": TextBlockParam, ...}`` when every member is a TypedDict with a literal type."""
+    tags: dict[str, Any] = {}
+    for m in members:
+        if not typing_extensions.is_typeddict(m) or "type" not in _read(m)[1]:
+            return None
+        kind = _hints(m)["type"]
+        if typing.get_origin(kind) is not Literal:
+            return None
+        for value in typing.get_args(kind):
+            tags.setdefault(value, m)
+    return tags or None
+
+
+@functools.cache
+def _members(tp: Any) -> tuple[Any, ...]:
+    """A union's members, nested unions flattened, ``None`` and SDK response models left
+    out (the SDK also accepts ``response.content`` objects; they are dicts by now)."""
+    out: list[Any] = []
+    for m in typing.get_args(tp):
+        while typing.get_origin(m) is typing_extensions.Annotated:
+            m = typing.get_args(m)[0]
+        if typing.get_origin(m) is Union:
+            out += [x for x in _members(m) if x not in out]
+        elif m is not _NONE and not (isinstance(m, type) and hasattr(m, "model_dump")):
+            out.append(m)
+    return tuple(out)
+
+
+def _fits(tp: Any, value: Any) -> bool:
+    """Is ``value`` of the basic kind ``tp`` wants (without looking inside)?"""
+    origin = typing.get_origin(tp)
+    if origin is typing_extensions.Annotated:
+        return _fits(typing.get_args(tp)[0], value)
+    if typing_extensions.is_typeddict(tp) or origin in _DICTS or tp in _DICTS:
+        return isinstance(value, abc.Mapping)
+    if origin in _LISTS:
+        return isinstance(value, (list, tuple))
+    if origin is Literal:
+        return value in typing.get_args(tp) and not isinstance(value, bool)
+    if origin is Union:
+        return any(_fits(m, value) for m in _members(tp))
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    if tp is _NONE:
+        return value is None
+    return True  # a type we do not check (a file object, a path): the SDK converts it
+
+
+def _type_message(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is typing_extensions.Annotated:
+        return _type_message(typing.get_args(tp)[0])
+    if typing_extensions.is_typeddict(tp) or origin in _DICTS or tp in _DICTS:
+        return "Input should be a valid dictionary"
+    if origin in _LISTS:
+        return "Input should be a valid list"
+    if origin is Literal:
+        return _literal(typing.get_args(tp))
+    if origin is Union:
+        members = _members(tp)
+        return _type_message(members[-1]) if members else "Input should be None"
+    words = {
+        bool: "a valid boolean",
+        int: "a valid integer",
+        float: "a valid number",
+        str: "a valid string",
+        _NONE: "None",
+    }
+    return f"Input should be {words.get(tp, 'a valid value')}"
+
+
+def _literal(values: tuple[Any, ...]) -> str:
+    """pydantic's words for a Literal: "Input should be 'a', 'b' or 'c'"."""
+    shown = [repr(v) for v in values]
+    if len(shown) == 1:
+        return f"Input should be {shown[0]}"
+    return f"Input should be {', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def _plain(value: Any) -> Any:
+    """An SDK object (``response.content`` appended as is) as the dict it is sent as."""
+    if type(value) in _PLAIN or not hasattr(value, "model_dump"):
+        return value
+    return value.model_dump(mode="json", exclude_none=True)
