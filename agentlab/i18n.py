@@ -314,6 +314,10 @@ EN: dict[str, str] = {
     "md.thinking.omitted": "hidden by the API: display omitted",
     "md.thinking.redacted": "encrypted by the API, sent back unchanged",
     "md.thinking.opaque": "{name} `{start}` ({n} characters)",
+    "ex.happened.process_ended": "the check's process ended before it could report ({how}): os._exit(), a crash, or a signal?",
+    "ex.happened.process_exit": "exit code {code}",
+    "ex.happened.process_signal": "killed by {name}",
+    "ex.happened.judge_timeout": "the check did not finish within {seconds:g} s: the function, or the value it returned (its __eq__, __repr__, __len__ ...), kept running",
 }
 
 ZH: dict[str, str] = {
@@ -607,6 +611,10 @@ ZH: dict[str, str] = {
     "md.thinking.omitted": "API 隐藏了内容：display 为 omitted",
     "md.thinking.redacted": "API 已加密，原样发回",
     "md.thinking.opaque": "{name} `{start}`（{n} 个字符）",
+    "ex.happened.process_ended": "检查所在的进程在报告之前就结束了（{how}）：是 os._exit()、崩溃还是信号？",
+    "ex.happened.process_exit": "退出码 {code}",
+    "ex.happened.process_signal": "被 {name} 终止",
+    "ex.happened.judge_timeout": "检查没能在 {seconds:g} 秒内完成：函数本身或它返回的值（它的 __eq__、__repr__、__len__ 等）一直在运行",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

@@ -24,7 +24,7 @@ from typing import Any, Literal, Union
 
 import typing_extensions
 
-__all__ = ["SchemaError", "check_message", "fields", "roles"]
+__all__ = ["SchemaError", "check_message", "fields", "prepare", "roles"]
 
 _NONE = type(None)
 _LISTS = (list, abc.Iterable, abc.Sequence, abc.Collection)
@@ -71,6 +71,25 @@ def _messages() -> dict[str, Any]:
         (role,) = typing.get_args(_hints(member)["role"])
         out[role] = member
     return out
+
+
+def prepare() -> None:
+    """Read every type a message may contain now rather than on first use."""
+    seen: set[Any] = set()
+    todo: list[Any] = list(_messages().values())
+    while todo:
+        tp = todo.pop()
+        if tp in seen:
+            continue
+        seen.add(tp)
+        if typing_extensions.is_typeddict(tp):
+            todo += _hints(tp).values()
+        elif typing.get_origin(tp) is Union:
+            members = _members(tp)
+            _tags(members)
+            todo += members
+        else:
+            todo += typing.get_args(tp)
 
 
 def roles() -> tuple[str, ...]:
@@ -131,7 +150,7 @@ def check_message(message: Any, i: int) -> list[SchemaError]:
         return out
     # The API's message model is one type with a ``role`` field, so unlike a
     # block's path, a message's path does not name its role.
-    _typeddict(by_role[role], message, path, out)
+    _typeddict(by_role[str(role)], message, path, out)
     return out
 
 
