@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
+import faulthandler
 import io
 import linecache
 import os
@@ -256,6 +257,7 @@ def _detach() -> None:
             os.dup2(devnull, fd)
     quiet = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the child)
     sys.stdout = sys.stderr = quiet
+    faulthandler.disable()  # a crash is reported by the parent, not dumped on a terminal
     builtins.input = _no_input  # a notebook's input() would talk to the kernel's sockets
     try:
         import resource
