@@ -82,14 +82,12 @@ def prepare() -> None:
         if tp in seen:
             continue
         seen.add(tp)
-        if typing_extensions.is_typeddict(tp):
+        shape = _shape(tp)
+        if shape.kind == "typeddict":
             todo += _hints(tp).values()
-        elif typing.get_origin(tp) is Union:
-            members = _members(tp)
-            _tags(members)
-            todo += members
-        else:
-            todo += typing.get_args(tp)
+        todo += [*shape.members, *([shape.item] if shape.item is not None else [])]
+        if typing.get_origin(tp) is typing_extensions.Annotated:
+            todo.append(typing.get_args(tp)[0])
 
 
 def roles() -> tuple[str, ...]:
@@ -154,39 +152,85 @@ def check_message(message: Any, i: int) -> list[SchemaError]:
     return out
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What one type annotation asks for, worked out once per type."""
+
+    kind: str  # "any", "typeddict", "union", "literal", "list", "dict" or "scalar"
+    tp: Any = None  # the TypedDict, or the scalar's Python type
+    values: tuple[Any, ...] = ()  # a Literal's values
+    item: Any = None  # a list's item type
+    members: tuple[Any, ...] = ()  # a union's members
+    tags: dict[str, Any] | None = None  # a union chosen by "type": tag -> member
+    optional: bool = False  # a union that also allows None
+
+
+_SHAPES: dict[int, tuple[Any, _Shape]] = {}  # id(type) -> (type, shape): typing's hashes are slow
+
+
+def _shape(tp: Any) -> _Shape:
+    hit = _SHAPES.get(id(tp))
+    if hit is not None and hit[0] is tp:
+        return hit[1]
+    shape = _work_out(tp)
+    _SHAPES[id(tp)] = (tp, shape)  # holding tp keeps its id its own
+    return shape
+
+
+def _work_out(tp: Any) -> _Shape:
+    origin = typing.get_origin(tp)
+    if origin is typing_extensions.Annotated:
+        return _shape(typing.get_args(tp)[0])
+    if tp is Any or tp is object:
+        return _Shape("any")
+    if typing_extensions.is_typeddict(tp):
+        return _Shape("typeddict", tp)
+    if origin is Union:
+        members = _members(tp)
+        optional = _NONE in typing.get_args(tp)
+        return _Shape("union", members=members, tags=_tags(members), optional=optional)
+    if origin is Literal:
+        return _Shape("literal", values=typing.get_args(tp))
+    if origin in _LISTS:
+        return _Shape("list", item=(typing.get_args(tp) or (Any,))[0])
+    if origin in _DICTS or tp in _DICTS:
+        return _Shape("dict")
+    if tp in (bool, int, float, str, _NONE):
+        return _Shape("scalar", tp)
+    return _Shape("any")  # a type we do not check (a file object, a path): the SDK converts it
+
+
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, abc.Mapping)
+
+
 def _check(tp: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
     value = _plain(value)
-    origin = typing.get_origin(tp)
-    if tp is Any or tp is object:
+    shape = _shape(tp)
+    kind = shape.kind
+    if kind == "any":
         return
-    if origin is typing_extensions.Annotated:
-        _check(typing.get_args(tp)[0], value, path, out)
-    elif typing_extensions.is_typeddict(tp):
-        _typeddict(tp, value, path, out)
-    elif origin is Union:
-        _union(tp, value, path, out)
-    elif origin is Literal:
-        if value not in typing.get_args(tp) or isinstance(value, bool):
-            out.append(SchemaError(path, _literal(typing.get_args(tp)), "literal"))
-    elif origin in _LISTS:
+    if kind == "typeddict":
+        _typeddict(shape.tp, value, path, out)
+    elif kind == "union":
+        _union(shape, value, path, out)
+    elif kind == "list":
         if not isinstance(value, (list, tuple)):
             out.append(SchemaError(path, "Input should be a valid list", "type"))
             return
-        (item,) = typing.get_args(tp) or (Any,)
         for k, v in enumerate(value):
-            _check(item, v, (*path, k), out)
-    elif origin in _DICTS or tp in _DICTS:
-        if not isinstance(value, abc.Mapping):
-            out.append(SchemaError(path, "Input should be a valid dictionary", "type"))
-    elif not _fits(tp, value):
-        out.append(SchemaError(path, _type_message(tp), "type"))
+            _check(shape.item, v, (*path, k), out)
+    elif not _fits(shape, value):
+        out.append(
+            SchemaError(path, _type_message(shape), "literal" if kind == "literal" else "type")
+        )
 
 
 def _typeddict(td: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
-    if not isinstance(value, abc.Mapping):
+    if not _is_map(value):
         out.append(SchemaError(path, "Input should be a valid dictionary", "type", td))
         return
-    hints = _hints(td)
+    hints, required = _read(td)
     for key in hints:  # the SDK's field order, which is also the order of its checks
         if key in value:
             found: list[SchemaError] = []
@@ -195,20 +239,19 @@ def _typeddict(td: Any, value: Any, path: tuple[str | int, ...], out: list[Schem
             out += [
                 e if e.owner or len(e.path) > len(path) + 1 else replace(e, owner=td) for e in found
             ]
-        elif key in _read(td)[1]:
+        elif key in required:
             out.append(SchemaError((*path, key), "Field required", "missing", td))
     for key in value:
         if key not in hints:
             out.append(SchemaError((*path, key), "Extra inputs are not permitted", "extra", td))
 
 
-def _union(tp: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
-    members = _members(tp)
-    if value is None and _NONE in typing.get_args(tp):
+def _union(shape: _Shape, value: Any, path: tuple[str | int, ...], out: list[SchemaError]) -> None:
+    if value is None and shape.optional:
         return
-    tags = _tags(members)
+    tags = shape.tags
     if tags is not None:  # blocks and sources: chosen by their "type", named in the path
-        if not isinstance(value, abc.Mapping):
+        if not _is_map(value):
             out.append(SchemaError(path, "Input should be a valid dictionary", "type"))
         elif "type" not in value:
             out.append(SchemaError(path, "Unable to extract tag using discriminator 'type'", "tag"))
@@ -225,13 +268,13 @@ def _union(tp: Any, value: Any, path: tuple[str | int, ...], out: list[SchemaErr
         else:
             _check(tags[value["type"]], value, (*path, value["type"]), out)
         return
-    fitting = [m for m in members if _fits(m, value)]
+    fitting = [m for m in shape.members if _fits(_shape(m), value)]
     if not fitting:
         # pydantic lists one error per member here; the API's 400 shows one. Which
         # one it shows is not known from public material: we name the last member
         # (for ``str | list of blocks`` that is "a valid list", the general form).
-        if members:
-            out.append(SchemaError(path, _type_message(members[-1]), "type"))
+        if shape.members:
+            out.append(SchemaError(path, _type_message(_shape(shape.members[-1])), "type"))
         return
     first: list[SchemaError] = []
     for k, member in enumerate(fitting):
@@ -274,45 +317,40 @@ def _members(tp: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _fits(tp: Any, value: Any) -> bool:
-    """Is ``value`` of the basic kind ``tp`` wants (without looking inside)?"""
-    origin = typing.get_origin(tp)
-    if origin is typing_extensions.Annotated:
-        return _fits(typing.get_args(tp)[0], value)
-    if typing_extensions.is_typeddict(tp) or origin in _DICTS or tp in _DICTS:
-        return isinstance(value, abc.Mapping)
-    if origin in _LISTS:
+def _fits(shape: _Shape, value: Any) -> bool:
+    """Is ``value`` of the basic kind ``shape`` wants (without looking inside)?"""
+    kind = shape.kind
+    if kind in ("typeddict", "dict"):
+        return _is_map(value)
+    if kind == "list":
         return isinstance(value, (list, tuple))
-    if origin is Literal:
-        return value in typing.get_args(tp) and not isinstance(value, bool)
-    if origin is Union:
-        return any(_fits(m, value) for m in _members(tp))
-    if tp is bool:
-        return isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if tp is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if tp is str:
-        return isinstance(value, str)
-    if tp is _NONE:
+    if kind == "literal":
+        return value in shape.values and not isinstance(value, bool)
+    if kind == "union":
+        return any(_fits(_shape(m), value) for m in shape.members)
+    if kind == "scalar":
+        tp = shape.tp
+        if tp is bool or tp is str:
+            return isinstance(value, tp)
+        if tp is int:
+            return isinstance(value, int) and not isinstance(value, bool)
+        if tp is float:
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None
-    return True  # a type we do not check (a file object, a path): the SDK converts it
+    return True
 
 
-def _type_message(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is typing_extensions.Annotated:
-        return _type_message(typing.get_args(tp)[0])
-    if typing_extensions.is_typeddict(tp) or origin in _DICTS or tp in _DICTS:
+def _type_message(shape: _Shape) -> str:
+    kind = shape.kind
+    if kind in ("typeddict", "dict"):
         return "Input should be a valid dictionary"
-    if origin in _LISTS:
+    if kind == "list":
         return "Input should be a valid list"
-    if origin is Literal:
-        return _literal(typing.get_args(tp))
-    if origin is Union:
-        members = _members(tp)
-        return _type_message(members[-1]) if members else "Input should be None"
+    if kind == "literal":
+        return _literal(shape.values)
+    if kind == "union":
+        members = shape.members
+        return _type_message(_shape(members[-1])) if members else "Input should be None"
     words = {
         bool: "a valid boolean",
         int: "a valid integer",
@@ -320,7 +358,7 @@ def _type_message(tp: Any) -> str:
         str: "a valid string",
         _NONE: "None",
     }
-    return f"Input should be {words.get(tp, 'a valid value')}"
+    return f"Input should be {words.get(shape.tp, 'a valid value')}"
 
 
 def _literal(values: tuple[Any, ...]) -> str:

@@ -467,7 +467,7 @@ def test_save_is_atomic_when_interrupted_mid_write(tmp_path, monkeypatch):
 
 
 def test_a_killed_save_leaves_the_old_file_or_the_new_one(tmp_path):
-    # A real SIGKILL at a random moment of saving a large history, 12 times: the file
+    # A real SIGKILL at a random moment of saving a large history, 8 times: the file
     # is always a complete history, never empty or half written.
     import subprocess
     import sys
@@ -482,7 +482,7 @@ def test_a_killed_save_leaves_the_old_file_or_the_new_one(tmp_path):
         "while True:\n"
         f"    al.save(h, {str(path)!r})\n"
     )
-    for k in range(12):
+    for k in range(8):
         child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
         assert child.stdout.readline() == b"ready\n"
         time.sleep(0.02 * k)
