@@ -2,13 +2,13 @@
 
 Two layers:
 
-- ``isolated`` runs one whole scenario (the student's function *and* the
-  judging of what it returned) in a child process made with ``fork``, under a
-  hard time limit. Whatever happens there stays there: ``os._exit``, a
-  segfault, a memory bomb, a value whose ``__eq__`` or ``__repr__`` never
-  returns, ``SystemExit``, ``KeyboardInterrupt``, changes to shared objects.
-  After the limit the process (and anything it started) is killed, so even
-  code stuck inside C (``time.sleep``, a lock, a huge regex) ends.
+- ``Forked`` runs the scenarios (the student's function *and* the judging of
+  what it returned) in a child process made with ``fork``, and ``check``
+  waits for each result under a hard time limit. Whatever happens there stays
+  there: ``os._exit``, a segfault, a memory bomb, a value whose ``__eq__`` or
+  ``__repr__`` never returns, ``SystemExit``, ``KeyboardInterrupt``, changes
+  to shared objects. At the limit the process (and anything it started) is
+  killed, so even code stuck inside C (``time.sleep``, a lock) ends.
 - ``run`` calls the function inside that child in a daemon thread with the
   scenario's time limit, captures and caps what it prints, and keeps every
   exception as data, so the report can say "still running after 2 s" or
@@ -20,7 +20,7 @@ and not ``spawn``: a function defined in a notebook cell cannot be pickled
 and sent to a fresh interpreter, but a forked child already has it, with the
 cell's source in ``linecache``, so tracebacks keep pointing at the student's
 line. The child only sends back the finished ``Result`` (plain strings).
-Where ``fork`` does not exist (Windows), ``isolated`` falls back to a thread
+Where ``fork`` does not exist (Windows), ``check`` falls back to a thread
 with the same time limit: endless Python loops still end (``Stop`` is raised
 inside the thread), but ``os._exit`` or code stuck in C cannot be contained.
 """
@@ -117,7 +117,7 @@ def _stop_thread(thread: threading.Thread) -> None:
     api.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Stop))
 
 
-def _where(error: BaseException, fn: Callable[..., Any]) -> str:
+def _where(error: BaseException, fn: Callable[..., Any] | None) -> str:
     """The line of the student's code that raised: the deepest frame outside agentlab."""
     code = getattr(fn, "__code__", None)
     own = code.co_filename if code is not None else None
@@ -243,7 +243,7 @@ def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         work(send, *args)
     except BaseException as e:  # what escaped (SystemExit from an __eq__...) is reported
-        pipe.send(("error", describe_error(e), _where(e, work)))
+        pipe.send(("error", describe_error(e), _where(e, None)))
     finally:
         pipe.close()
 
