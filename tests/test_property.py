@@ -1,9 +1,11 @@
-"""Whatever the model replies, the loop leaves a history the API accepts."""
+"""Whatever the model replies, the loop leaves a history the API accepts; whatever a
+history holds, the incremental checks agree with validate and save/load round-trip it."""
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
+from agentlab.history import check_at, load, save, validate
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
 
 REASONS = ["end_turn", "stop_sequence", "tool_use", "max_tokens", "pause_turn", "refusal",
@@ -54,9 +56,6 @@ def test_random_replies_always_leave_a_valid_history(replies, max_turns):
 
 # -- validate and check_at agree, on histories good and bad --------------------------------
 
-from hypothesis import HealthCheck  # noqa: E402
-
-from agentlab.history import check_at, load, save, validate  # noqa: E402
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
