@@ -38,7 +38,7 @@ def main() -> None:
             seconds, _ = run_all()
         threaded += seconds
     print(f"scenarios per round:            {n}")
-    print(f"forked process per scenario:    {forked / rounds * 1000:7.0f} ms per round")
+    print(f"forked process (one per check):{forked / rounds * 1000:7.0f} ms per round")
     print(f"thread only (no fork):          {threaded / rounds * 1000:7.0f} ms per round")
     print(
         f"cost of isolation:              {forked / threaded:7.2f}x "
