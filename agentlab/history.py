@@ -5,8 +5,13 @@ class: it is exactly the ``messages=`` list of the Anthropic Messages API, so a
 student can print it, save it as JSON and send it as is.
 
 ``validate`` checks a whole history the way the API does and words each problem
-the way the API's 400 error does. ``check_next`` checks one new message against
-the one before it, which is all ``append`` needs (O(1) in the history's length).
+the way the API's 400 error does: first the shape of every message and block
+(read from the SDK's own request types, see ``agentlab.schema``), then the rules
+that tie messages together. ``check_next`` checks one new message against the
+one before it, which is all ``append`` needs (O(1) in the history's length).
+
+``save`` writes atomically and refuses what JSON cannot hold; ``load`` says
+clearly why a file is not a history.
 """
 
 from __future__ import annotations
