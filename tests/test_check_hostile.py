@@ -70,6 +70,12 @@ class RaisingLen(list):
         raise SystemExit("no")
 
 
+class HangingLen(list):
+    def __len__(self):
+        while True:
+            pass
+
+
 class HangingStr(Exception):
     def __str__(self):
         while True:
@@ -214,6 +220,10 @@ def returns_raising_len(response, run_bash):
     return RaisingLen([1])
 
 
+def returns_hanging_len(query):
+    return HangingLen([{"role": "user", "content": query}])
+
+
 def raises_with_hanging_str(query):
     raise HangingStr()
 
@@ -275,6 +285,7 @@ HOSTILE = [
         returns_interrupting_dict,
     ),
     ("run_tools", "returns a list whose __len__ raises", returns_raising_len),
+    ("first_message", "returns a list whose __len__ hangs", returns_hanging_len),
     ("first_message", "raises an exception whose __str__ hangs", raises_with_hanging_str),
     ("first_message", "raises an exception whose __str__ exits", raises_with_exiting_str),
     ("first_message", "calls input()", asks_for_input),
