@@ -413,12 +413,17 @@ def ask_in_terminal(call: Any) -> Verdict:
     ``\\r``), so what you approve is what runs; an answer it does not know
     is asked again.
     """
-    from agentlab.terminal import has_hidden, visible
+    from agentlab.terminal import command_lines, has_hidden
 
     command = describe_call(call)
-    print(t("magic.confirm_call", call=visible(command)), flush=True)
+    lines, many = command_lines(command)
+    if many:
+        print(many, flush=True)
+    print(t("magic.confirm_call", call="\n".join(lines)), flush=True)
     if has_hidden(command):
         print(t("cli.hidden"), flush=True)
+    if many:
+        print(many, flush=True)
     while True:
         try:
             answer = input(t("magic.confirm_prompt")).strip()
