@@ -549,3 +549,48 @@ def test_load_accepts_a_history_saved_between_two_stages_and_can_skip_the_check(
 def test_thinking_blocks_survive_a_round_trip(tmp_path):
     h = [TASK, asst({"type": "thinking", "thinking": "", "signature": SIGNATURE}, text("hi"))]
     assert al.load(al.save(h, tmp_path / "t.json")) == h
+
+
+COMMON_SHAPES = [
+    {"role": "user", "content": "How many files?"},
+    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "", "signature": "EqQB"},
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ]},
+    {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "boom", "is_error": True},
+    ]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("message", COMMON_SHAPES)
+def test_the_fast_path_for_common_shapes_agrees_with_the_schema_walk(message, monkeypatch):
+    from agentlab import schema
+
+    assert schema._common(message) and schema.check_message(message, 0) == []
+    monkeypatch.setattr(schema, "_common", lambda m: False)  # the full walk alone
+    assert schema.check_message(message, 0) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": "yes"}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "b", "input": []}],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "x", "extra": 1}]},
+        {"role": "user", "content": [7]},
+    ],
+)
+def test_anything_else_takes_the_full_walk(message):
+    from agentlab import schema
+
+    assert not schema._common(message) and schema.check_message(message, 0) != []
