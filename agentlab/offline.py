@@ -19,7 +19,7 @@ in-process (``httpx2.MockTransport``, see ``ScriptedClient._answer``), never
 leaving the machine. ``messages.stream()``, ``create(stream=True)``,
 ``count_tokens``, ``with_raw_response``, ``beta.messages.tool_runner`` and
 ``.thread()`` are therefore the SDK's own code, fed the same JSON and
-server-sent events (``agentlab.events``) that ``agentlab serve`` sends.
+server-sent events (``agentlab.streaming``) that ``agentlab serve`` sends.
 
 The one exception is a plain ``messages.create`` (keywords the installed
 SDK's ``Messages.create`` takes, no stream, no request options): it is
@@ -45,13 +45,12 @@ import itertools
 import json
 import os
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.events import events, sse
-from agentlab.history import as_dict, blocks, check_at, validate
+from agentlab.history import as_dict, check_at, validate
 from agentlab.i18n import t
+from agentlab.streaming import events, sse
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -458,158 +457,10 @@ _Stream = stream_of  # the name agentlab.recording imports
 
 
 # ---------------------------------------------------------------------------
-# The offline demo model
+# The offline demo model (the package agentlab.demo)
 # ---------------------------------------------------------------------------
 
-
-def _has(text: str, *words: str) -> bool:
-    return any(w in text for w in words)
-
-
-def _quoted(task: str) -> str | None:
-    m = re.search(r"[\"'“‘「`]([^\"'”’」`]+)[\"'”’」`]", task)
-    return m.group(1) if m else None
-
-
-def _filename(task: str, default: str) -> str:
-    m = re.search(r"([\w./-]+\.[A-Za-z0-9]{1,8})\b", task)
-    return m.group(1) if m else default
-
-
-def _plan(task: str) -> tuple[str, list[list[str]], str | None]:
-    """The kind of task, its steps (each a list of commands run in parallel),
-    and a fallback command to try if a step fails."""
-    low = task.lower()
-    q = shlex.quote
-    if _has(low, "create", "write a file", "make a file", "创建", "新建", "写一个文件"):
-        name = _filename(task, "hello.txt")
-        said = re.search(
-            r"(?:containing|saying|with the (?:text|words?))\s+(.+?)"
-            r"(?:,?\s+(?:and|then)\s+(?:check|verify|read|show).*)?[.!]?$",
-            task,
-        )
-        words = _quoted(task) or (said.group(1).strip() if said else "hello from agentlab")
-        return "create", [[f"printf '%s\\n' {q(words)} > {q(name)}"], [f"cat {q(name)}"]], None
-    if _has(low, "disk", "space", "磁盘", "空间"):
-        return "disk", [["du -sh ."]], "df -h ."
-    if _has(low, "date", "time", "system", "machine", "日期", "时间", "系统"):
-        return "system", [["date", "uname -a"]], None
-    if _has(low, "search", "grep", "containing", "contain", "mention", "搜索", "查找", "包含"):
-        word = _quoted(task) or ("TODO" if "todo" in low else None)
-        if word is None:
-            m = re.search(r"(?:for|word|containing|contain|mention)\s+([\w.-]+)", task)
-            word = m.group(1) if m else "TODO"
-        cmd = (
-            f"grep -rn --exclude-dir=.git --exclude-dir=.ipynb_checkpoints {q(word)} . | head -n 20"
-        )
-        return "search", [[cmd]], None
-    if _has(low, "how many", "count", "number of", "多少", "几个", "统计"):
-        if _has(low, "line", "行"):
-            name = _filename(task, "")
-            if name and not name.startswith("."):
-                return "lines", [[f"wc -l < {q(name)}"]], None
-            return "lines", [["find . -name '*.py' -not -path '*/.*' -exec cat {} + | wc -l"]], None
-        if _has(low, ".py", "python") or re.search(r"\bpy\b", low):
-            return "count_py", [["find . -name '*.py' -not -path '*/.*' | wc -l"]], None
-        return "count", [["find . -type f -not -path '*/.*' | wc -l"]], None
-    if _has(
-        low, "list", "files", "ls", "what is here", "directory", "folder", "列出", "文件", "目录"
-    ):
-        where = re.search(r"\bin (?:the )?(?:folder|directory|dir)\s+([\w./-]+)", task)
-        return "list", [[f"ls -la {q(where.group(1))}" if where else "ls -la"]], None
-    return "unknown", [], None
-
-
-def _output(content: Any) -> tuple[str, int]:
-    """The text of a tool result and the exit code written at its end (0 if none)."""
-    if isinstance(content, list):
-        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    out = str(content or "")
-    m = re.search(r"\(exit code (-?\d+)\)\s*$", out)
-    if m:
-        return out[: m.start()].rstrip(), int(m.group(1))
-    m = re.fullmatch(r"\(no output, exit (-?\d+)\)\s*", out)
-    if m:
-        return "", int(m.group(1))
-    return out.rstrip(), 0
-
-
-def _answer(kind: str, commands: list[str], outputs: list[str]) -> str:
-    out = outputs[-1].strip() if outputs else ""
-    cmd = commands[-1] if commands else ""
-    if kind == "search":
-        if not out:
-            return t("demo.search.none", cmd=cmd)
-        return t("demo.answer.search", n=len(out.splitlines()), cmd=cmd, out=out)
-    first = outputs[0].strip() if outputs else ""
-    return t(f"demo.answer.{kind}", cmd=cmd, out=out, first=first)
-
-
-def _turns(messages: list[dict[str, Any]]) -> list[tuple[list[str], list[tuple[str, int]]]]:
-    """The demo's earlier tool turns: the commands it asked for, and what came back."""
-    turns: list[tuple[list[str], list[tuple[str, int]]]] = []
-    for m in messages:
-        bs = blocks(m)
-        if m.get("role") == "assistant" and any(b.get("type") == "tool_use" for b in bs):
-            cmds = [
-                str((b.get("input") or {}).get("command", ""))
-                for b in bs
-                if b.get("type") == "tool_use"
-            ]
-            turns.append((cmds, []))
-        elif m.get("role") == "user" and turns:
-            for b in bs:
-                if b.get("type") == "tool_result":
-                    out, code = _output(b.get("content"))
-                    if b.get("is_error") and code == 0:
-                        code = 1  # denied, unknown tool, interrupted, timed out
-                    turns[-1][1].append((out, code))
-    return turns
-
-
-def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | str:
-    """The demo model's next reply for this request (content blocks, or text)."""
-    messages = as_dict(list(params.get("messages") or []))
-    tools = [
-        tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)
-    ]
-    # The task is the newest user text; what follows it is the demo's progress.
-    start = 0
-    for i, m in enumerate(messages):
-        if m.get("role") == "user" and any(b.get("type") == "text" for b in blocks(m)):
-            start = i
-    task = " ".join(
-        str(b.get("text", "")) for b in blocks(messages[start]) if b.get("type") == "text"
-    )
-    kind, steps, fallback = _plan(task)
-    sign = "\n\n" + t("demo.sign")
-    if kind == "unknown":
-        return t("demo.intro") + " " + t("demo.help")
-    if "bash" not in tools:
-        return t("demo.no_bash") + sign
-    turns = _turns(messages[start + 1 :])
-    if turns:
-        cmds, results = turns[-1]
-        for cmd, (out, code) in zip(cmds, results):
-            if code == 0:
-                continue
-            if fallback and fallback not in cmds:
-                return [
-                    text(t("demo.fallback", cmd=cmd, fallback=fallback)),
-                    tool_use("bash", {"command": fallback}),
-                ]
-            if kind == "search" and code == 1 and not out:
-                return t("demo.search.none", cmd=cmd) + sign
-            why = out.splitlines()[-1] if out else f"exit code {code}"
-            return t("demo.failed", cmd=cmd, why=why) + sign
-        if len(turns) >= len(steps) or (fallback and fallback in cmds):
-            return _answer(kind, cmds, [out for out, _ in results]) + sign
-    commands = steps[len(turns)]
-    if kind == "create":
-        intro = t("demo.intro.check" if turns else "demo.intro.create")
-    else:
-        intro = t("demo.intro.system" if kind == "system" else "demo.intro.bash")
-    return [text(intro)] + [tool_use("bash", {"command": c}) for c in commands]
+from agentlab.demo import demo_reply  # noqa: E402  (kept importable from here)
 
 
 class DemoClient(ScriptedClient):

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab import testing
-from agentlab.events import events
 from agentlab.offline import DemoClient, ScriptedClient, make_message, stream_of, text, tool_use
+from agentlab.streaming import events
 from agentlab.testing import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
@@ -149,7 +149,7 @@ def test_create_stream_true_returns_the_sdks_stream_of_the_servers_events():
     ids=["text", "tool_use", "thinking", "redacted"],
 )
 def test_events_are_the_servers_events(content):
-    # agentlab.events is a copy of the server's _events (agentlab.testing) until
+    # agentlab.streaming is a copy of the server's _events (agentlab.testing) until
     # the server uses it: the two must not drift apart.
     message = make_message(content)
     assert list(events(message)) == list(testing._events(message))
@@ -447,7 +447,7 @@ def test_the_seed_loop_runs_unchanged_on_the_sdk_path(tmp_path, monkeypatch):
             if b.type == "tool_use"
         ]
         messages.append({"role": "user", "content": results})
-    assert "1 Python" in response.content[0].text and al.validate(messages) == []
+    assert "1 Python" in response.content[-1].text and al.validate(messages) == []
 
 
 # --- any reply survives the trip through the stream ---------------------------------
