@@ -157,7 +157,7 @@ EN: dict[str, str] = {
     "error.5xx": "The API had an internal error ({status}){retried}. Try again in a moment.",
     "error.other": "The request failed: {name}: {msg}",
     # usage, cost and budgets (agentlab.usage)
-    "usage.no_price": "No price for model {model!r} in agentlab/prices.json, so no cost estimate; add a row there.",
+    "usage.no_price": "No price for model {model!r} in agentlab/models.json, so no cost estimate; add a row there.",
     "usage.no_model": "No model name, so no cost estimate: pass model=.",
     "usage.estimate": "Estimated cost ${dollars:.4f} for {model} (prices checked {checked}; an estimate, not a bill).",
     "usage.col.turn": "turn",
@@ -491,7 +491,7 @@ ZH: dict[str, str] = {
     "error.529": "API 过载（529）{retried}。请稍后再试。",
     "error.5xx": "API 内部错误（{status}）{retried}。请稍后再试。",
     "error.other": "请求失败：{name}：{msg}",
-    "usage.no_price": "agentlab/prices.json 中没有模型 {model!r} 的价格，因此无法估算费用；请在那里添加一行。",
+    "usage.no_price": "agentlab/models.json 中没有模型 {model!r} 的价格，因此无法估算费用；请在那里添加一行。",
     "usage.no_model": "没有模型名称，无法估算费用：请传入 model=。",
     "usage.estimate": "{model} 的估算费用为 ${dollars:.4f}（价格核对于 {checked}；这是估算，不是账单）。",
     "usage.col.turn": "轮次",

@@ -44,11 +44,11 @@ import inspect
 import itertools
 import json
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.history import as_dict, check_at, validate
+from agentlab.checks import bad_request, check_request  # the API's request rules
+from agentlab.history import as_dict
 from agentlab.i18n import t
 from agentlab.streaming import events, sse
 
@@ -68,75 +68,6 @@ __all__ = [
 ]
 
 DEMO_MODEL = "agentlab-demo"
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-
-
-# ---------------------------------------------------------------------------
-# Checking a request the way the API does
-# ---------------------------------------------------------------------------
-
-
-def check_request(params: Mapping[str, Any], *, seen: list[Any] | None = None) -> list[str]:
-    """The API's error messages for this ``messages.create`` request; [] if fine.
-
-    ``seen`` is the message list of an earlier request that passed: when the
-    new history still starts with those very objects, only the new messages
-    are checked (each against the one before it), so a long conversation
-    costs the same per turn as a short one.
-    """
-    errors: list[str] = []
-    for key in ("model", "max_tokens", "messages"):
-        if key not in params:
-            errors.append(f"{key}: Field required")
-    max_tokens = params.get("max_tokens")
-    if "max_tokens" in params and (not isinstance(max_tokens, int) or max_tokens < 1):
-        errors.append("max_tokens: Input should be greater than or equal to 1")
-    messages = params.get("messages")
-    if isinstance(messages, list) and messages and seen and _extends(messages, seen):
-        for i in range(len(seen), len(messages)):
-            last = i == len(messages) - 1
-            problems = check_at(i, messages[i - 1], messages[i], pending_ok=not last)
-            errors += [str(p) for p in problems]
-    elif "messages" in params:
-        errors += [str(p) for p in validate(as_dict(list(messages or [])))]
-    names: set[str] = set()
-    for i, tool in enumerate(as_dict(list(params.get("tools") or []))):
-        if not isinstance(tool, dict):
-            errors.append(f"tools.{i}: Input should be a valid dictionary")
-            continue
-        kind = tool.get("type", "custom")
-        name = tool.get("name")
-        if not isinstance(name, str) or not _NAME.match(name):
-            errors.append(
-                f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
-            )
-        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
-            errors.append(f"tools.{i}.custom.input_schema: Field required")
-        if name in names:
-            errors.append("tools: Tool names must be unique.")
-        names.add(str(name))
-    return errors
-
-
-def _extends(messages: list[Any], seen: list[Any]) -> bool:
-    """Does ``messages`` start with the same objects as ``seen``? (first and last checked)"""
-    n = len(seen)
-    return len(messages) > n and messages[0] is seen[0] and messages[n - 1] is seen[n - 1]
-
-
-def bad_request(message: str) -> Exception:
-    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400."""
-    import anthropic
-    import httpx2
-
-    body = {
-        "type": "error",
-        "error": {"type": "invalid_request_error", "message": message},
-        "request_id": "req_offline",
-    }
-    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
-    response = httpx2.Response(400, request=req, json=body)
-    return anthropic.BadRequestError(f"Error code: 400 - {body}", response=response, body=body)
 
 
 # ---------------------------------------------------------------------------
