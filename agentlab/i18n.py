@@ -363,6 +363,24 @@ EN: dict[str, str] = {
     "loopcore.ended.budget": "budget",
     "loopcore.ended.interrupted": "interrupted",
     "loopcore.ended.error": "error",
+    # history: schema hints, thinking blocks, saving and loading (issue 13.5/13.8)
+    "hint.schema.message_keys": "A message has only 'role' and 'content'; keep other data outside the history.",
+    "hint.schema.tag": "A content block's 'type' must be one the API knows: text, image, document, thinking, tool_use, tool_result, ...",
+    "hint.schema.block": "Each content block is a dict with a 'type', e.g. {'type': 'text', 'text': '...'}.",
+    "hint.schema.input": "A tool_use's input is a dict of arguments, e.g. {'command': 'ls'}; keep the model's as it came.",
+    "hint.schema.is_error": "is_error is True or False (a bool), not a string.",
+    "hint.schema.result_content": "A tool_result's content is a string, or a list of blocks like {'type': 'text', 'text': '...'}.",
+    "hint.schema.fields": "The SDK's {type} has the fields {required} (optional: {optional}).",
+    "hint.thinking_role": "Thinking blocks come from the model: keep them in its assistant message, unchanged.",
+    "hint.file.save": "Only JSON values can be saved (str, int, float, bool, None, lists, dicts with str keys); nothing was written.",
+    "hint.file.load": "The file is not a history written by agentlab.save.",
+    "md.thinking.omitted": "hidden by the API: display omitted",
+    "md.thinking.redacted": "encrypted by the API, sent back unchanged",
+    "md.thinking.opaque": "{name} `{start}` ({n} characters)",
+    "ex.happened.process_ended": "the check's process ended before it could report ({how}): os._exit(), a crash, or a signal?",
+    "ex.happened.process_exit": "exit code {code}",
+    "ex.happened.process_signal": "killed by {name}",
+    "ex.happened.judge_timeout": "the check did not finish within {seconds:g} s: the function, or the value it returned (its __eq__, __repr__, __len__ ...), kept running",
 }
 
 ZH: dict[str, str] = {
@@ -694,6 +712,24 @@ ZH: dict[str, str] = {
     "loopcore.ended.budget": "达到预算",
     "loopcore.ended.interrupted": "被中断",
     "loopcore.ended.error": "出错",
+    # history: schema hints, thinking blocks, saving and loading (issue 13.5/13.8)
+    "hint.schema.message_keys": "消息只有 'role' 和 'content' 两个键；其他数据放在历史之外。",
+    "hint.schema.tag": "内容块的 'type' 必须是 API 认识的类型：text、image、document、thinking、tool_use、tool_result 等。",
+    "hint.schema.block": "每个内容块都是带 'type' 的字典，例如 {'type': 'text', 'text': '...'}。",
+    "hint.schema.input": "tool_use 的 input 是参数字典，例如 {'command': 'ls'}；保持模型给出的原样。",
+    "hint.schema.is_error": "is_error 是 True 或 False（布尔值），不是字符串。",
+    "hint.schema.result_content": "tool_result 的 content 是字符串，或像 {'type': 'text', 'text': '...'} 这样的块列表。",
+    "hint.schema.fields": "SDK 的 {type} 有这些字段：{required}（可选：{optional}）。",
+    "hint.thinking_role": "thinking 块来自模型：原样保留在它的 assistant 消息里。",
+    "hint.file.save": "只能保存 JSON 值（str、int、float、bool、None、列表、键为字符串的字典）；文件没有被改动。",
+    "hint.file.load": "这个文件不是 agentlab.save 写出的历史。",
+    "md.thinking.omitted": "API 隐藏了内容：display 为 omitted",
+    "md.thinking.redacted": "API 已加密，原样发回",
+    "md.thinking.opaque": "{name} `{start}`（{n} 个字符）",
+    "ex.happened.process_ended": "检查所在的进程在报告之前就结束了（{how}）：是 os._exit()、崩溃还是信号？",
+    "ex.happened.process_exit": "退出码 {code}",
+    "ex.happened.process_signal": "被 {name} 终止",
+    "ex.happened.judge_timeout": "检查没能在 {seconds:g} 秒内完成：函数本身或它返回的值（它的 __eq__、__repr__、__len__ 等）一直在运行",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

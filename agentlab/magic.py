@@ -352,7 +352,10 @@ class _WidgetLive:
 
 
 def _print(piece: str) -> None:
-    print(piece, end="", flush=True)
+    """Model text and tool output to a terminal: escape sequences and control characters removed."""
+    from agentlab.terminal import plain
+
+    print(plain(piece), end="", flush=True)
 
 
 def summary(loop: AgentLoop) -> str:
@@ -560,7 +563,7 @@ class AgentMagics(Magics):
 
             try:
                 save(self.session.messages, path)
-            except OSError as e:
+            except (OSError, HistoryError) as e:  # HistoryError: something JSON cannot hold
                 raise UsageError(t("magic.save_failed", path=path, error=e)) from None
             print(t("magic.saved", n=len(self.session.messages), path=path))
             return None
