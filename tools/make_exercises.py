@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-from agentlab.exercises.notebooks import build, comparable
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's agentlab, not another installed copy
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+from agentlab.exercises.notebooks import build, comparable  # noqa: E402
 
 
 def execute(nb: nbformat.NotebookNode, folder: Path) -> None:

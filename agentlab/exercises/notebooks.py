@@ -87,6 +87,19 @@ approve({"command": "ls"}), approve({"command": "rm -rf ~/notes"})""",
 }
 
 
+# Step 1 of exercise 7: the student's limited_loop, on the scenarios of that step only.
+STEP_ONE_CHECK = """\
+{comment}
+from agentlab.exercises.scenarios import step
+
+
+def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):
+    return limited_loop(client, messages, tools, run_bash, max_turns)  # approve: step 2
+
+
+step(check("guarded_loop", limited_as_guarded), 1)"""
+
+
 def stub(source: str) -> str:
     """Replace each solution region with nbgrader's stub, indented like its marker."""
     out: list[str] = []
@@ -173,13 +186,33 @@ def notebook(exercise: Exercise, student: bool) -> NotebookNode:
             v4.new_markdown_cell(f"{t('ex.nb.look_heading')}\n\n{t('ex.nb.look')}"),
             v4.new_code_cell(EXAMPLES[name]),
         ]
+    if name == "agent_loop":  # exercise 6 may call the student's functions from 3 to 5
+        cells += [
+            v4.new_markdown_cell(f"{t('ex.nb.helpers_heading')}\n\n{t('ex.nb.helpers')}"),
+            v4.new_code_cell(t("ex.nb.helpers_code")),  # not graded: nbgrader keeps it as written
+        ]
+    if name == "guarded_loop":  # exercise 7 in two steps: limits and endings first
+        first = inspect.getsource(reference.limited_loop).rstrip("\n")
+        cells += [
+            v4.new_markdown_cell(f"{t('ex.nb.step1_heading')}\n\n{t('ex.nb.step1')}"),
+            v4.new_code_cell(
+                stub(first) if student else first, metadata=_meta("limited_loop", solution=True)
+            ),
+            v4.new_code_cell(
+                STEP_ONE_CHECK.format(comment=t("ex.nb.step1_check")),
+                metadata={"tags": ["nbval-check-output"]},
+            ),
+            v4.new_markdown_cell(f"{t('ex.nb.step2_heading')}\n\n{t('ex.nb.step2')}"),
+        ]
+    else:
+        cells.append(v4.new_markdown_cell(f"{t('ex.nb.write_heading')}\n\n{t('ex.nb.write')}"))
+    what = t(f"ex.{name}.check")
     cells += [
-        v4.new_markdown_cell(f"{t('ex.nb.write_heading')}\n\n{t('ex.nb.write')}"),
         v4.new_code_cell(
             stub(code) if student else code, metadata=_meta(f"{name}_solution", solution=True)
         ),
         v4.new_markdown_cell(
-            f"{t('ex.nb.check_heading')}\n\n{t('ex.nb.check', points=exercise.points)}",
+            f"{t('ex.nb.check_heading')}\n\n{t('ex.nb.check', what=what, points=exercise.points)}",
             metadata=_meta(f"{name}_check_intro", locked=True),
         ),
         v4.new_code_cell(
