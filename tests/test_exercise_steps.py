@@ -54,3 +54,25 @@ def test_the_same_dict_message_is_only_for_the_same_dict():
     report = check("first_message", one_dict, timeout=FAST)
     [failure] = report.failures
     assert "very same dict object" in failure.happened
+
+
+def test_each_check_text_is_its_own_and_names_run_bash_only_where_there_is_one():
+    from agentlab.exercises import list_exercises
+    from agentlab.i18n import t
+
+    texts = {e.name: t(f"ex.{e.name}.check") for e in list_exercises()}
+    assert len(set(texts.values())) == len(texts)
+    with_bash = {name for name, text in texts.items() if "run_bash" in text}
+    assert with_bash == {"run_tools", "agent_loop", "guarded_loop"}
+    for name in with_bash:  # the order rule is explained where the checker relies on it
+        assert "only to keep the check simple" in texts[name]
+
+
+def test_the_decide_exercise_states_meanings_not_answers():
+    from agentlab.exercises import get
+
+    intro = get("decide").intro
+    for reason in ["end_turn", "tool_use", "stop_sequence", "max_tokens", "pause_turn",
+                   "refusal", "model_context_window_exceeded"]:  # fmt: skip
+        assert f"`{reason}`" in intro
+    assert '| `"execute"` |' not in intro and "|---|" not in intro  # no answer table
