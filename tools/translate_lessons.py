@@ -12,8 +12,9 @@ code cells). When the English cell changes, its hash no longer matches and this 
 refuses to write (and ``--check`` fails), naming the cell: the translation must be updated
 with it. Cell types, tags and ids come from the English notebook.
 
-After writing, run ``python tools/build_notebooks.py notebooks/zh/NN_name.ipynb`` to fill in
-the outputs. ``--skeleton`` prints a new translation file with the English text in place.
+A notebook whose sources are already right is left alone (its saved outputs stay); after
+writing one, run ``python tools/build_notebooks.py notebooks/zh/NN_name.ipynb`` to fill in
+its outputs. ``--skeleton`` prints a new translation file with the English text in place.
 """
 
 from __future__ import annotations
@@ -111,13 +112,14 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(str(e))
             continue
         out = target(translation)
+        committed = nbformat.read(out, as_version=4) if out.exists() else None
+        if committed is not None and sources(committed) == sources(nb):
+            continue  # up to date: keep its saved outputs
         if args.check:
-            committed = nbformat.read(out, as_version=4) if out.exists() else None
-            if committed is None or sources(committed) != sources(nb):
-                problems.append(f"{out.relative_to(ROOT)} is out of date")
+            problems.append(f"{out.relative_to(ROOT)} is out of date")
             continue
         nbformat.write(nb, out)
-        print("wrote", out.relative_to(ROOT))
+        print("wrote", out.relative_to(ROOT), "(now run tools/build_notebooks.py on it)")
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
