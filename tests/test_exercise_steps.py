@@ -76,3 +76,19 @@ def test_the_decide_exercise_states_meanings_not_answers():
                    "refusal", "model_context_window_exceeded"]:  # fmt: skip
         assert f"`{reason}`" in intro
     assert '| `"execute"` |' not in intro and "|---|" not in intro  # no answer table
+
+
+def test_the_chinese_exercise_notebooks_are_what_the_generator_makes():
+    import json
+    from pathlib import Path
+
+    from agentlab.exercises.notebooks import build_translated, comparable
+
+    root = Path(__file__).resolve().parent.parent
+    made = build_translated("zh")
+    assert len(made) == 7
+    for path, notebook in made.items():
+        committed = json.loads((root / path).read_text("utf-8"))
+        assert comparable(committed) == comparable(notebook), f"{path}: run tools/make_exercises.py"
+        setup = "".join(committed["cells"][1]["source"])
+        assert 'set_language("zh")' in setup  # the checker answers in Chinese

@@ -29,7 +29,7 @@ from nbformat import NotebookNode
 from agentlab.exercises import Exercise, list_exercises, reference
 from agentlab.i18n import get_language, set_language, t
 
-__all__ = ["build", "comparable", "stub"]
+__all__ = ["build", "build_translated", "comparable", "stub"]
 
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")  # nbgrader's code stub for Python
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -154,6 +154,8 @@ def notebook(exercise: Exercise, student: bool) -> NotebookNode:
     """One exercise's notebook: the student's version, or the solution (nbgrader source)."""
     name, v4 = exercise.name, nbformat.v4
     setup = [t("ex.nb.setup"), "from agentlab.exercises import check"]
+    if get_language() != "en":  # the checker's reports in the notebook's language
+        setup += ["from agentlab.i18n import set_language", "", f'set_language("{get_language()}")']
     if name in LOOPS:
         setup += ["", _constants()]
     code = inspect.getsource(getattr(reference, name)).rstrip("\n")
@@ -250,6 +252,21 @@ def build() -> dict[str, NotebookNode]:
         return out
     finally:
         set_language(language)
+
+
+def build_translated(language: str = "zh") -> dict[str, NotebookNode]:
+    """The student notebooks in another language (``notebooks/zh/exercises``): the same
+    cells and checks, with the texts of ``agentlab.exercises.strings`` in that language.
+    Graded copies (nbgrader) stay the English ones."""
+    previous = get_language()
+    set_language(language)
+    try:
+        return {
+            f"notebooks/{language}/exercises/{e.number:02d}_{e.name}.ipynb": notebook(e, True)
+            for e in list_exercises()
+        }
+    finally:
+        set_language(previous)
 
 
 def comparable(nb: Any) -> dict[str, Any]:
