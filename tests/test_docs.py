@@ -139,7 +139,7 @@ GLOSSARY_TERMS = ["harness", "history", "request", "turn", "stage", "step", "obs
 
 def test_the_glossary_defines_each_word_in_both_languages():
     en = (DOCS / "glossary.md").read_text("utf-8")
-    zh = (DOCS / "zh/glossary.md").read_text("utf-8")
+    zh = (DOCS / "glossary.zh.md").read_text("utf-8")
     for term in GLOSSARY_TERMS:
         assert re.search(rf"^\*\*{term}\*\*", en, flags=re.M | re.I), term
     for term in ["Harness", "历史", "请求", "轮", "阶段", "步骤", "观察结果"]:

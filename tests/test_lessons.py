@@ -216,33 +216,3 @@ def test_lessons_say_ended_not_stop_reason_for_agentlabs_endings():
             text = source(cell) + printed(cell)
             assert "stop_reason max_turns" not in text and "stop_reason='max_turns'" not in text
             assert 'loop.stop_reason, "after"' not in text, path
-
-
-def test_translated_lessons_match_their_english_source():
-    """tools/translations/*.zh.txt + the English lesson = the committed zh notebook."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import translate_lessons
-    finally:
-        sys.path.pop(0)
-    translations = sorted(translate_lessons.TRANSLATIONS.glob("*.zh.txt"))
-    assert translations
-    assert translate_lessons.main(["--check"]) == 0
-
-
-def test_a_changed_english_cell_makes_its_translation_stale(tmp_path, monkeypatch):
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import translate_lessons
-    finally:
-        sys.path.pop(0)
-    [first, *_] = sorted(translate_lessons.TRANSLATIONS.glob("*.zh.txt"))
-    english = json.loads(translate_lessons.english_for(first).read_text("utf-8"))
-    english["cells"][0]["source"] = "# A different title\n"
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / translate_lessons.english_for(first).name).write_text(
-        json.dumps(english), "utf-8"
-    )
-    monkeypatch.setattr(translate_lessons, "ROOT", tmp_path)
-    with pytest.raises(translate_lessons.Stale, match="cell 0 changed in English"):
-        translate_lessons.translate(first)

@@ -1,20 +1,20 @@
-"""Make Chinese lessons from the English ones and a translation file, so they cannot drift.
+"""Make the Chinese lessons from the English ones and a file of translations, so they cannot drift.
 
-    python tools/translate_lessons.py            # write notebooks/zh/NN_name.ipynb (no outputs)
-    python tools/translate_lessons.py --check    # exit 1 if a translation or a notebook is stale
-    python tools/translate_lessons.py --skeleton notebooks/05_your_own_tools.ipynb
+    python tools/translate_lessons.py            # write notebooks/zh/NN_*.ipynb (then build_notebooks.py)
+    python tools/translate_lessons.py --check    # exit 1 if a translation is missing or out of date
+    python tools/translate_lessons.py --todo 03  # print what lesson 03 still needs, as JSON to fill in
 
-A translation lives in ``tools/translations/NN_name.zh.txt``: one section per cell of the
-English notebook, in order, each starting with a line ``%% <kind> <hash>``, where the hash is
-the first 12 hex digits of the SHA-256 of the English cell's source. The section holds the
-Chinese source of that cell, or the single word ``same`` to keep the English source (most
-code cells). When the English cell changes, its hash no longer matches and this script
-refuses to write (and ``--check`` fails), naming the cell: the translation must be updated
-with it. Cell types, tags and ids come from the English notebook.
+A Chinese lesson has the same cells as its English lesson, in the same order, with the same ids
+and tags. ``translations/zh/NN_name.json`` maps a cell id to its Chinese source and to a short
+hash of the English source it was translated from::
 
-A notebook whose sources are already right is left alone (its saved outputs stay); after
-writing one, run ``python tools/build_notebooks.py notebooks/zh/NN_name.ipynb`` to fill in
-its outputs. ``--skeleton`` prints a new translation file with the English text in place.
+    {"c03": {"en": "5d41402abc4b", "zh": "## 第 1 步：任务成为第一条消息 ..."}}
+
+- every Markdown cell needs a translation; a code cell needs one only where the Chinese lesson
+  runs something else (a task in Chinese, ``set_language("zh")``); without one it runs the
+  English code as it is;
+- when an English cell changes, its hash no longer matches and ``--check`` names the cell, so
+  the translation is updated in the same change (a test runs ``--check``).
 """
 
 from __future__ import annotations
@@ -24,105 +24,109 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-TRANSLATIONS = ROOT / "tools" / "translations"
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-
-
-class Stale(Exception):
-    """A translation that no longer matches its English notebook."""
+LESSONS = ROOT / "notebooks"
+TRANSLATIONS = ROOT / "translations" / "zh"
 
 
 def digest(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
 
 
-def parse(text: str) -> list[tuple[str, str, str]]:
-    """The sections of a translation file: (kind, hash, source)."""
-    sections: list[tuple[str, str, list[str]]] = []
-    for line in text.splitlines():
-        if line.startswith("%% "):
-            kind, hash_ = line[3:].split()
-            sections.append((kind, hash_, []))
-        elif sections:
-            sections[-1][2].append(line)
-        elif line.strip():
-            raise ValueError(f"text before the first '%%' line: {line!r}")
-    return [(kind, hash_, "\n".join(lines).strip("\n")) for kind, hash_, lines in sections]
+def lessons() -> list[Path]:
+    """English lessons that have a translation file."""
+    return [p for p in sorted(LESSONS.glob("[0-9][0-9]_*.ipynb")) if table_path(p).exists()]
 
 
-def english_for(translation: Path) -> Path:
-    return ROOT / "notebooks" / translation.name.replace(".zh.txt", ".ipynb")
+def table_path(lesson: Path) -> Path:
+    return TRANSLATIONS / f"{lesson.stem}.json"
 
 
-def translate(translation: Path) -> nbformat.NotebookNode:
-    """The Chinese notebook: the English cells, each with its translated source."""
-    english = nbformat.read(english_for(translation), as_version=4)
-    sections = parse(translation.read_text("utf-8"))
-    if len(sections) != len(english.cells):
-        raise Stale(
-            f"{translation.name}: {len(sections)} sections for {len(english.cells)} cells"
-            " of the English notebook"
-        )
-    cells = []
-    for n, (cell, (kind, hash_, source)) in enumerate(zip(english.cells, sections)):
-        if kind != cell.cell_type or hash_ != digest(cell.source):
-            start = cell.source.strip().splitlines()[0][:60] if cell.source.strip() else ""
-            raise Stale(f"{translation.name}: cell {n} changed in English ({start!r})")
-        new = nbformat.from_dict(json.loads(json.dumps(cell)))  # a deep copy
-        new.source = cell.source if source == "same" else source
-        if new.cell_type == "code":
-            new.outputs, new.execution_count = [], None
-        cells.append(new)
-    nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    nb.metadata["language_info"] = {"name": "python"}
+def load_table(lesson: Path) -> dict[str, dict[str, str]]:
+    path = table_path(lesson)
+    return json.loads(path.read_text("utf-8")) if path.exists() else {}
+
+
+def problems(lesson: Path) -> list[str]:
+    """What is missing or out of date in ``lesson``'s translation."""
+    nb = nbformat.read(lesson, as_version=4)
+    table = load_table(lesson)
+    out = []
+    ids = set()
+    for cell in nb.cells:
+        ids.add(cell.id)
+        entry = table.get(cell.id)
+        if entry is None:
+            if cell.cell_type == "markdown":
+                out.append(f"{lesson.stem} {cell.id}: no translation")
+        elif entry.get("en") != digest(cell.source):
+            out.append(f"{lesson.stem} {cell.id}: the English cell changed since it was translated")
+    out += [f"{lesson.stem} {k}: translated cell no longer exists" for k in table if k not in ids]
+    return out
+
+
+def translate(lesson: Path) -> Any:
+    """The Chinese notebook: the English one with each cell's source replaced by its translation."""
+    nb = nbformat.read(lesson, as_version=4)
+    table = load_table(lesson)
+    for cell in nb.cells:
+        entry = table.get(cell.id)
+        if entry is not None:
+            cell.source = entry["zh"]
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata["language_info"] = nb.metadata.get("language_info", {"name": "python"})
     return nb
 
 
-def target(translation: Path) -> Path:
-    return ROOT / "notebooks" / "zh" / english_for(translation).name
+def todo(lesson: Path) -> dict[str, dict[str, str]]:
+    """The cells still to translate, as entries to fill in (``zh`` holds the English for now)."""
+    nb = nbformat.read(lesson, as_version=4)
+    table = load_table(lesson)
+    out = {}
+    for cell in nb.cells:
+        entry = table.get(cell.id)
+        stale = entry is not None and entry.get("en") != digest(cell.source)
+        if (entry is None and cell.cell_type == "markdown") or stale:
+            out[cell.id] = {"en": digest(cell.source), "zh": cell.source}
+    return out
 
 
-def sources(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source) for c in nb.cells]
-
-
-def skeleton(path: Path) -> str:
-    nb = nbformat.read(path, as_version=4)
-    return "\n\n".join(f"%% {c.cell_type} {digest(c.source)}\n{c.source}" for c in nb.cells) + "\n"
+def sources(nb: Any) -> list[tuple[str, str, str]]:
+    return [(c.id, c.cell_type, c.source) for c in nb.cells]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only compare, write nothing")
-    parser.add_argument("--skeleton", type=Path, help="print a translation file to start from")
+    parser.add_argument("--check", action="store_true", help="report missing or stale translations")
+    parser.add_argument("--todo", metavar="NN", help="print the cells lesson NN still needs")
     args = parser.parse_args(argv)
-    if args.skeleton:
-        print(skeleton(args.skeleton), end="")
+    if args.todo:
+        [lesson] = sorted(LESSONS.glob(f"{args.todo}_*.ipynb"))
+        print(json.dumps(todo(lesson), ensure_ascii=False, indent=1))
         return 0
-    problems = []
-    for translation in sorted(TRANSLATIONS.glob("*.zh.txt")):
-        try:
-            nb = translate(translation)
-        except Stale as e:
-            problems.append(str(e))
-            continue
-        out = target(translation)
-        committed = nbformat.read(out, as_version=4) if out.exists() else None
-        if committed is not None and sources(committed) == sources(nb):
-            continue  # up to date: keep its saved outputs
+    found = []
+    for lesson in lessons():
+        found += problems(lesson)
+        target = LESSONS / "zh" / lesson.name
+        made = translate(lesson)
         if args.check:
-            problems.append(f"{out.relative_to(ROOT)} is out of date")
+            committed = nbformat.read(target, as_version=4) if target.exists() else None
+            if committed is None or sources(committed) != sources(made):
+                found.append(
+                    f"{target.relative_to(ROOT)}: not made from the current translation "
+                    "(run python tools/translate_lessons.py, then tools/build_notebooks.py)"
+                )
             continue
-        nbformat.write(nb, out)
-        print("wrote", out.relative_to(ROOT), "(now run tools/build_notebooks.py on it)")
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return 1 if problems else 0
+        nbformat.write(made, target)
+        print("wrote", target.relative_to(ROOT))
+    for line in found:
+        print(line)
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

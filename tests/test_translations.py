@@ -1,0 +1,93 @@
+"""Chinese throughout: lessons made from one source, and one word per idea."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TERMS = json.loads((ROOT / "translations" / "zh" / "terms.json").read_text("utf-8"))["terms"]
+
+
+def chinese_texts() -> dict[str, str]:
+    """Every place a Chinese reader meets agentlab's words."""
+    from agentlab.exercises import strings  # noqa: F401  (registers the exercise texts)
+    from agentlab.i18n import STRINGS
+
+    texts = {f"i18n {k}": v for k, v in STRINGS["zh"].items()}
+    for path in sorted((ROOT / "notebooks" / "zh").rglob("*.ipynb")):
+        nb = json.loads(path.read_text("utf-8"))
+        for cell in nb["cells"]:
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            texts[f"{path.relative_to(ROOT)} {cell.get('id')}"] = src
+    for path in sorted((ROOT / "translations" / "zh").glob("[0-9]*.json")):
+        for cid, entry in json.loads(path.read_text("utf-8")).items():
+            texts[f"{path.relative_to(ROOT)} {cid}"] = entry["zh"]
+    for path in sorted((ROOT / "docs").rglob("*.zh.md")):
+        texts[str(path.relative_to(ROOT))] = path.read_text("utf-8")
+    return texts
+
+
+@pytest.mark.parametrize("term", TERMS, ids=lambda t: t["en"])
+def test_one_chinese_word_per_idea(term):
+    found = [
+        f"{where}: {bad!r} (use {term['zh']!r})"
+        for where, text in chinese_texts().items()
+        for bad in term["avoid"]
+        if bad in text
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_seed_lessons_word_for_observation_is_used():
+    lessons = [v for k, v in chinese_texts().items() if k.startswith("notebooks")]
+    assert any("观察结果" in text for text in lessons)
+
+
+def test_chinese_lessons_are_made_from_the_english_ones_and_current_translations():
+    out = subprocess.run(
+        [sys.executable, "tools/translate_lessons.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_changed_english_cell_is_flagged(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import nbformat
+    import translate_lessons as tl
+
+    lesson = sorted((ROOT / "notebooks").glob("01_*.ipynb"))[0]
+    nb = nbformat.read(lesson, as_version=4)
+    md = next(c for c in nb.cells if c.cell_type == "markdown")
+    md.source += "\nOne more sentence."
+    copy = tmp_path / lesson.name
+    nbformat.write(nb, copy)
+    monkeypatch.setattr(tl, "table_path", lambda p: tl.TRANSLATIONS / f"{p.stem}.json")
+    assert any(md.id in line and "changed" in line for line in tl.problems(copy))
+
+
+def test_plurals_are_words_not_brackets():
+    from agentlab.exercises import strings  # noqa: F401  (registers the exercise texts)
+    from agentlab.i18n import STRINGS
+
+    bracketed = [k for k, v in STRINGS["en"].items() if "(s)" in v]
+    assert not bracketed, f"use '{{n:one|other}}' instead of '(s)' in: {bracketed}"
+
+
+def test_a_count_picks_its_word():
+    from agentlab.i18n import EN, t
+
+    EN["test.plural"] = "There {n:is|are} {n} Python {n:file|files} ({n:,} in all)"
+    try:
+        assert t("test.plural", n=1) == "There is 1 Python file (1 in all)"
+        assert t("test.plural", n=1200) == "There are 1200 Python files (1,200 in all)"
+        assert t("test.plural", n=0) == "There are 0 Python files (0 in all)"
+    finally:
+        del EN["test.plural"]
