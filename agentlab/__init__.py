@@ -23,12 +23,12 @@ _EXPORTS = {
     "decide": "agentlab.loop",
     "execute": "agentlab.loop",
     "append": "agentlab.loop",
-    "agent_loop": "agentlab.loop",
-    "AgentLoop": "agentlab.loop",
+    "agent_loop": "agentlab.stepper",
+    "AgentLoop": "agentlab.stepper",
     "Decision": "agentlab.loop",
-    "Event": "agentlab.loop",
+    "Event": "agentlab.events",
     "Interrupted": "agentlab.loop",
-    "LoopResult": "agentlab.loop",
+    "LoopResult": "agentlab.results",
     "not_run": "agentlab.loop",
     "DEFAULT_MODEL": "agentlab.loop",
     "DEFAULT_SYSTEM": "agentlab.loop",
@@ -98,17 +98,14 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 if TYPE_CHECKING:
     from agentlab.errors import RequestError
+    from agentlab.events import Event
     from agentlab.history import HistoryError, Problem, load, pairings, save, to_markdown, validate
     from agentlab.i18n import set_language
     from agentlab.loop import (
         DEFAULT_MODEL,
         DEFAULT_SYSTEM,
-        AgentLoop,
         Decision,
-        Event,
         Interrupted,
-        LoopResult,
-        agent_loop,
         append,
         decide,
         execute,
@@ -117,6 +114,8 @@ if TYPE_CHECKING:
     )
     from agentlab.offline import DemoClient, ScriptedClient, connect, make_message
     from agentlab.recording import ReplayClient, record
+    from agentlab.results import LoopResult
+    from agentlab.stepper import AgentLoop, agent_loop
     from agentlab.tools import (
         BashResult,
         Policy,

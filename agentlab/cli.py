@@ -34,7 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         "--max-turns", type=_positive, default=10, help="most model requests (default 10)"
     )
     run.add_argument("--model", default=None, help="model name (with a real API key)")
-    run.add_argument("--yes", action="store_true", help="run tools without asking")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="run tools without asking (a real model asks first; the offline demo never asks)",
+    )
     run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
     run.add_argument("--lang", choices=["en", "zh"], default=None, help="language of what is shown")
     run.add_argument("--stream", action="store_true", help="show the model's text as it is written")
@@ -56,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         help="serve the Messages API locally (the demo model) for a class; --help for options",
     )
     serve.add_argument("options", nargs="*", help="see agentlab serve --help")
+    sub.add_parser("doctor", help="check what a class needs (model, bash, JupyterLab, fonts)")
     from agentlab import lessons
 
     lessons.add_arguments(
@@ -64,8 +69,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _text(value: Any, style: str = "") -> Any:
+    """Model or tool text for the terminal: escape sequences removed, never markup."""
+    from rich.text import Text
+
+    from agentlab.terminal import plain
+
+    return Text(plain(str(value)), style=style)
+
+
 class _Printer:
-    """Turns loop events into readable terminal output (with rich)."""
+    """Turns loop events into readable terminal output (with rich).
+
+    Everything that came from the model or a tool goes through ``_text``
+    (escape sequences and control characters removed, no rich markup), and
+    a command about to run is shown with ``visible`` (its control
+    characters written out), so the screen cannot be made to lie.
+    """
 
     def __init__(self, console: Any):
         self.console = console
@@ -73,15 +93,17 @@ class _Printer:
         self.decided: str | None = None
 
     def __call__(self, event: Any) -> None:
-        from rich.markup import escape
         from rich.panel import Panel
+        from rich.text import Text
+
+        from agentlab.terminal import visible
 
         c, d = self.console, event.data
         if event.kind == "request":
-            c.rule(f"[bold]turn {d['turn']}[/] · request")
+            c.rule(Text(t("cli.turn", n=d["turn"]), style="bold"))
         elif event.kind == "text":
             self.streaming = True
-            c.print(escape(d["text"]), end="", style="green", soft_wrap=True)
+            c.print(_text(d["text"], "green"), end="", soft_wrap=True)
         elif event.kind == "response":
             if self.streaming:
                 c.print()
@@ -89,19 +111,18 @@ class _Printer:
                 return
             for b in d["response"].content:
                 if b.type == "text":
-                    c.print(Panel(escape(b.text), title="assistant", border_style="green"))
+                    c.print(Panel(_text(b.text), title="assistant", border_style="green"))
         elif event.kind == "decision":
             dec = d["decision"]
             self.decided = dec.explanation
-            c.print(
-                f"[bold]decide[/] stop_reason={dec.reason!r} → [bold]{dec.action}[/]: {escape(dec.explanation)}"
-            )
+            line = t("cli.decide", reason=dec.reason, action=dec.action)
+            c.print(Text(line, style="bold"), _text(dec.explanation))
         elif event.kind == "tool_start":
             use = d["tool_use"]
             args = d["input"].get("command") if isinstance(d["input"], dict) else None
-            c.print(
-                f"[bold cyan]execute[/] {escape(use.name)}: [cyan]{escape(args or json.dumps(d['input']))}[/]"
-            )
+            shown = visible(args if isinstance(args, str) else json.dumps(d["input"]))
+            c.print(Text(t("cli.execute", name=visible(use.name)), style="bold cyan"))
+            c.print(Text(shown, style="cyan"))
         elif event.kind == "results":
             for r in d["results"]:
                 style = "red" if r.get("is_error") else "white"
@@ -111,70 +132,86 @@ class _Printer:
                 title = f"tool_result {r['tool_use_id']}" + (
                     " (is_error)" if r.get("is_error") else ""
                 )
-                c.print(Panel(escape(content.rstrip()), title=title, border_style=style))
-        elif event.kind == "done" and d["explanation"] != self.decided:
-            c.print(f"[yellow]{escape(d['explanation'] or '')}[/]")
+                c.print(Panel(_text(content.rstrip()), title=_text(title), border_style=style))
+        elif event.kind == "done":
+            if d["explanation"] != self.decided:
+                c.print(_text(d["explanation"] or "", "yellow"))
+            c.print(Text(t("cli.ended", how=t(f"cli.ended.{d['ended']}")), style="bold"))
 
 
-def _confirm(console: Any) -> Any:
+def _confirm(console: Any, read: Any = input) -> Any:
+    """The terminal approval prompt: shows the exact command, asks until it understands."""
+    from rich.text import Text
+
+    from agentlab.terminal import has_hidden, visible
     from agentlab.tools.policy import Verdict, describe_call
 
     def ask(call: Any) -> Verdict:
-        console.print(f"[yellow]The model wants to run:[/] {describe_call(call)}")
-        try:
-            answer = input("Run it? y = yes, n [reason] = no, e NEW COMMAND = run this instead: ")
-        except EOFError:
-            answer = ""
-        word, _, rest = answer.strip().partition(" ")
-        if word.lower() in ("y", "yes"):
-            return Verdict.approve()
-        if word.lower() == "e" and rest.strip():
-            return Verdict.edit({"command": rest.strip()})
-        return Verdict.deny(rest.strip() if word.lower() in ("n", "no") else answer.strip())
+        command = describe_call(call)
+        console.print(Text(t("cli.wants_to_run"), style="yellow"))
+        for line in command.split("\n"):
+            console.print(Text("  │ ", style="yellow"), Text(visible(line)), sep="")
+        if has_hidden(command):
+            console.print(Text(t("cli.hidden"), style="bold red"))
+        while True:
+            try:
+                answer = read(t("cli.prompt")).strip()
+            except EOFError:
+                return Verdict.deny(t("cli.no_answer"))
+            word, _, rest = answer.partition(" ")
+            word, rest = word.lower(), rest.strip()
+            if word in ("y", "yes", "是"):
+                return Verdict.approve()
+            if word in ("", "n", "no", "否"):
+                return Verdict.deny(rest or t("result.denied_default"))
+            if word in ("e", "edit", "改") and rest:
+                return Verdict.edit({"command": rest})
+            console.print(Text(t("cli.unknown_answer"), style="yellow"))
 
     return ask
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.text import Text
 
     from agentlab.errors import RequestError
     from agentlab.history import save
-    from agentlab.i18n import set_language
+    from agentlab.i18n import set_language, task_language
     from agentlab.loop import AgentLoop, Interrupted
     from agentlab.offline import connect
     from agentlab.tools import bash, bash_tool, make_workspace
-    from agentlab.tools.policy import Verdict
+    from agentlab.tools.policy import asks_by_default
 
-    console = Console(highlight=False)
-    if args.lang:
+    console = Console(highlight=False, emoji=False)
+    if args.lang:  # the language: --lang, else the task's own script, else the locale (LANG)
         set_language(args.lang)
+    elif task_language(args.task):
+        set_language(task_language(args.task))
     if not args.task.strip():
-        console.print("[red]The task is empty: say what the agent should do, in plain words.[/]")
+        console.print(Text(t("cli.empty_task"), style="red"))
         return 2
     if args.save and not Path(args.save).resolve().parent.is_dir():
-        console.print(f"[red]Cannot save to {args.save}: that folder does not exist.[/]")
+        console.print(Text(t("cli.no_folder", path=args.save), style="red"))
         return 2
     client = connect(offline=args.offline, model=args.model)
+    # One rule (README, "Approval"): the offline demo runs tools unasked; a
+    # real model (a key or a base URL) asks before each tool unless --yes.
+    approve: Any = None
+    if not args.yes and asks_by_default(client):
+        if not sys.stdin.isatty():
+            console.print(Text(t("cli.no_terminal"), style="red"))
+            return 2
+        approve = _confirm(console)
     if args.record:
         from agentlab.recording import record
 
         client = record(client, args.record)
-    approve: Any = None
-    if not args.yes:
-        if sys.stdin.isatty():
-            approve = _confirm(console)
-        else:  # nobody to ask: run nothing the model asks for, and say why
-            reason = "nobody can be asked (no terminal); rerun with --yes to allow tools"
-            approve = lambda call: Verdict.deny(reason)  # noqa: E731
-            console.print(
-                "[yellow]No terminal to ask you, so no tool will run. Pass --yes to allow them.[/]"
-            )
     tool = bash
     if args.workspace:
         folder = make_workspace()
         tool = bash_tool(cwd=folder)
-        console.print(f"[dim]commands run in a fresh folder: {folder} (it is kept)[/]")
+        console.print(Text(t("cli.workspace", folder=str(folder)), style="dim"))
     tools = [tool]
     loop = AgentLoop(
         client,
@@ -195,21 +232,25 @@ def run(args: argparse.Namespace) -> int:
         if result.ended != "model" or result.stop_reason not in ("end_turn", "stop_sequence"):
             code = 1
     except RequestError as e:
-        console.print(f"[red]{e.explanation}[/] {t('loop.request_failed')}")
+        console.print(_text(e.explanation, "red"), Text(t("loop.request_failed")))
         code = 2
     except Interrupted:  # the loop already said so (its "done" event)
         code = 130
     except KeyboardInterrupt:
-        console.print(f"[yellow]{t('loop.request_failed')}[/]")
+        console.print(Text(t("loop.request_failed"), style="yellow"))
         code = 130
     if args.save:
         save(loop.messages, args.save)
-        console.print(f"[dim]history saved to {args.save}[/]")
+        console.print(Text(t("cli.saved", path=args.save), style="dim"))
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["doctor"]:
+        from agentlab import doctor
+
+        return doctor.main(argv[1:])
     if argv[:1] == ["serve"]:  # its options belong to agentlab.testing
         from agentlab import testing
 

@@ -176,8 +176,7 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
             if role != "assistant":
                 problems.append(
                     Problem(
-                        f"messages.{i}.content.{k}: `tool_use` blocks can only be in "
-                        "`assistant` messages",
+                        f"messages.{i}: `tool_use` blocks can only be in `assistant` messages",
                         t("hint.tool_use_role"),
                         i,
                         "role",
@@ -194,11 +193,21 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
                     )
                 )
             seen.add(tid)
+        elif kind == "tool_result" and "tool_use_id" not in b:
+            # The API's pydantic-style location (as in `tools.0.custom.name`); the
+            # part before `tool_use_id` is inferred, not confirmed.
+            problems.append(
+                Problem(
+                    f"messages.{i}.content.{k}.tool_result.tool_use_id: Field required",
+                    t("hint.unexpected_result"),
+                    i,
+                    "shape",
+                )
+            )
         elif kind == "tool_result" and role != "user":
             problems.append(
                 Problem(
-                    f"messages.{i}.content.{k}: `tool_result` blocks can only be in "
-                    "`user` messages",
+                    f"messages.{i}: `tool_result` blocks can only be in `user` messages",
                     t("hint.result_role"),
                     i,
                     "role",
@@ -216,7 +225,9 @@ def _check_pair(i: int, prev: Any, message: Any | None, pending_ok: bool) -> lis
 
     # Results the model did not ask for (checked whatever came before).
     for k, b in enumerate(cur):
-        if b.get("type") == "tool_result" and str(b.get("tool_use_id")) not in wanted:
+        if b.get("type") != "tool_result" or "tool_use_id" not in b:
+            continue  # a missing id is a shape error (_check_message)
+        if str(b.get("tool_use_id")) not in wanted:
             problems.append(
                 Problem(
                     f"messages.{i}.content.{k}: unexpected `tool_use_id` found in "

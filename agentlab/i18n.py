@@ -7,7 +7,19 @@ The API's own error text is never translated: students search for it.
 
 from __future__ import annotations
 
-__all__ = ["STRINGS", "get_language", "set_language", "t"]
+import os
+from collections.abc import Mapping
+
+__all__ = [
+    "STRINGS",
+    "Count",
+    "get_language",
+    "language_chosen",
+    "language_from_environment",
+    "set_language",
+    "t",
+    "task_language",
+]
 
 EN: dict[str, str] = {
     # roles, as a transcript shows them
@@ -68,26 +80,6 @@ EN: dict[str, str] = {
     "connect.base_url": "agentlab: using the Messages API at {url} (model {model}).",
     "connect.offline": "agentlab: offline, as asked: this uses the demo model (a small script, not Claude), even though a key is set.",
     "connect.demo": "agentlab: no ANTHROPIC_API_KEY set, so this uses the offline demo model (a small script, not Claude). Set ANTHROPIC_API_KEY to use a real model.",
-    # demo model
-    "demo.intro": "I am agentlab's offline demo model: a small script, not Claude and not a language model.",
-    "demo.help": "I can handle a few kinds of task with the bash tool: list files, count files or lines, search text, show the date and system, create a file and check it, and report disk use. For anything else, set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and call agentlab.connect() again to use a real model.",
-    "demo.sign": "(agentlab's offline demo model: a script, not Claude.)",
-    "demo.intro.bash": "Let me check with bash.",
-    "demo.intro.create": "I'll write the file, then check it.",
-    "demo.intro.check": "Now let me read it back to check.",
-    "demo.intro.system": "I'll ask for the date and the system at once: two tool calls in one reply.",
-    "demo.fallback": "`{cmd}` failed here; let me try `{fallback}` instead.",
-    "demo.failed": "The command `{cmd}` did not work ({why}). I will not guess an answer; check the folder, or try another task.",
-    "demo.search.none": "No line here matches that search (`{cmd}` found nothing).",
-    "demo.answer.search": "I found {n} matching line(s) (`{cmd}`):\n\n```\n{out}\n```",
-    "demo.answer.count_py": "There are {out} Python (.py) files here, not counting hidden folders (`{cmd}`).",
-    "demo.answer.count": "There are {out} files here, not counting hidden folders (`{cmd}`).",
-    "demo.answer.lines": "That comes to {out} line(s) (`{cmd}`).",
-    "demo.answer.list": "Here is what `{cmd}` shows:\n\n```\n{out}\n```",
-    "demo.answer.system": "The date here is {first}, and the system is:\n\n```\n{out}\n```",
-    "demo.answer.create": "Done: I wrote the file and read it back with `{cmd}`. It contains:\n\n```\n{out}\n```",
-    "demo.answer.disk": "Disk use (`{cmd}`):\n\n```\n{out}\n```",
-    "demo.no_bash": "I need the bash tool to do that; pass tools=[agentlab.bash] in the request.",
     # loop results and errors
     "loop.interrupted": "Interrupted. The unfinished tool calls were answered with is_error results, so the history is still valid.",
     "loop.request_failed": "The request failed and nothing was added to the history.",
@@ -98,7 +90,7 @@ EN: dict[str, str] = {
     "magic.help.system": "System prompt: text in quotes, or the name of a variable holding it (kept until a reset).",
     "magic.help.step": "Show the stepper (LoopView) and run the loop stage by stage yourself (notebook only).",
     "magic.help.confirm": "Ask before each tool call runs: approve, deny with a reason, or edit (input() in a terminal, the stepper's buttons in a notebook).",
-    "magic.help.yes": "Run tool calls without asking (the default unless AgentMagics.confirm is set).",
+    "magic.help.yes": "Run tool calls without asking (the default with the offline demo model; with a real model the magic asks unless --yes).",
     "magic.help.stream": "Show the model's text as it arrives.",
     "magic.help.new": "Start a new conversation before this task.",
     "magic.help.offline": "Use the offline demo model, even when a key is set.",
@@ -165,7 +157,7 @@ EN: dict[str, str] = {
     "error.5xx": "The API had an internal error ({status}){retried}. Try again in a moment.",
     "error.other": "The request failed: {name}: {msg}",
     # usage, cost and budgets (agentlab.usage)
-    "usage.no_price": "No price for model {model!r} in agentlab/prices.json, so no cost estimate; add a row there.",
+    "usage.no_price": "No price for model {model!r} in agentlab/models.json, so no cost estimate; add a row there.",
     "usage.no_model": "No model name, so no cost estimate: pass model=.",
     "usage.estimate": "Estimated cost ${dollars:.4f} for {model} (prices checked {checked}; an estimate, not a bill).",
     "usage.col.turn": "turn",
@@ -199,7 +191,7 @@ EN: dict[str, str] = {
     "lessons.skipped": "Left {n} file(s) alone because they are already there (your edits are kept):",
     "lessons.next": "Open {dest}/{first} in Jupyter to start.",
     "lessons.opening": "Opening JupyterLab on {first}. Press Ctrl-C here to stop it.",
-    "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agentlab[lab]"  (or run again with --copy-only and use any Jupyter).',
+    "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agent-loop-lab[lab]"  (or run again with --copy-only and use any Jupyter).',
     "lessons.none": "No lesson notebooks found in {path}; this installation of agentlab is incomplete.",
     "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets (agentlab/widgets): cards, pair table, stepper, diagram
@@ -300,6 +292,77 @@ EN: dict[str, str] = {
     "diagram.loop": "back to request",
     "diagram.next": "next",
     "diagram.running": "running",
+    "lessons.url": "Lesson 01 is at: {url}",
+    # agentlab doctor (issue 16)
+    "doctor.about": "Check what a class needs: version, model, bash tool, JupyterLab with widgets, a Chinese font, the lessons.",
+    "doctor.json_help": "print the report as JSON",
+    "doctor.model.offline": "offline demo model (no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL set)",
+    "doctor.model.key": "Anthropic API with a key · default model {model}",
+    "doctor.model.base_url": "Messages API at {url} · default model {model}",
+    "doctor.bash.ok": "runs commands (bash, 30 s timeout, output cap, clean environment)",
+    "doctor.lab.ok": "installed, with the ipywidgets front end ({path})",
+    "doctor.lab.missing": "not installed",
+    "doctor.lab.no_widgets": "installed, but the ipywidgets front end (@jupyter-widgets/jupyterlab-manager) is missing: views show as text",
+    "doctor.font.ok": "{family}",
+    "doctor.font.missing": "no font with Chinese glyphs: the zh lessons show empty boxes",
+    "doctor.font.unknown": "cannot tell (no fc-list on this machine)",
+    "doctor.lessons.missing": "the lesson notebooks are not inside this installation",
+    "doctor.fix.python": "use Python 3.10 or newer",
+    "doctor.fix.bash": "install bash, and check that commands can run in this folder",
+    "doctor.fix.lab": 'pip install "agent-loop-lab[lab]"  (installs JupyterLab)',
+    "doctor.fix.widgets": "pip install --upgrade ipywidgets jupyterlab_widgets  (in the environment that runs JupyterLab), then restart JupyterLab",
+    "doctor.fix.font": "Debian/Ubuntu: sudo apt-get install fonts-noto-cjk  (only needed for the Chinese lessons)",
+    "doctor.fix.lessons": 'reinstall from a wheel: pip install --force-reinstall "{name}"',
+    "doctor.fix.report": "this check itself failed: please report it",
+    "doctor.good": "Ready for class.",
+    "doctor.bad": "Not ready for class: fix the lines marked ✗ (the arrow says how). Problems: {n}.",
+    # safety: the CLI's own words, its approval prompt, the approval default
+    "cli.turn": "turn {n} · request",
+    "cli.decide": "decide: stop_reason={reason!r} → {action}:",
+    "cli.execute": "execute {name}:",
+    "cli.ended": "ended: {how}",
+    "cli.ended.model": "the model finished",
+    "cli.ended.turn_limit": "turn limit",
+    "cli.ended.budget": "token or cost budget",
+    "cli.ended.interrupted": "interrupted",
+    "cli.ended.error": "error",
+    "cli.empty_task": "The task is empty: say what the agent should do, in plain words.",
+    "cli.no_folder": "Cannot save to {path}: that folder does not exist.",
+    "cli.workspace": "commands run in a fresh folder: {folder} (it is kept)",
+    "cli.saved": "history saved to {path}",
+    "cli.no_terminal": "Stopped before the first request: with a real model agentlab asks before each tool runs, and there is no terminal to ask you in. Run it in a terminal, or add --yes to let tools run without asking.",
+    "cli.wants_to_run": "The model wants to run:",
+    "cli.hidden": "Careful: this command holds control or invisible characters, written above as escapes (\\x1b, \\r, \\u202e, ...). They are part of what would run.",
+    "cli.prompt": "Run it? y = yes, n [reason] = no, e NEW COMMAND = run that instead (Enter alone = no): ",
+    "cli.unknown_answer": "Please answer y, n (optionally with a reason) or e followed by a command. Enter alone means no.",
+    "cli.no_answer": "nobody answered (end of input), so the call was not run",
+    # -- loopcore: the loop's interrupts, wrong arguments, the magic's stop line and summary --
+    "loopcore.interrupted": "Interrupted at the {stage} stage; {n} unfinished tool call(s) answered with is_error results, so the history is still valid.",
+    "loopcore.failed": "Stopped by an error at the {stage} stage ({error}); every tool call has a result, so the history is still valid.",
+    "loopcore.result_error": "Not run: the loop stopped with an error at the {stage} stage before this call finished.",
+    "loopcore.wrong.request_text": 'request() takes the history, a list of messages, not a string. Put the text in a message first: messages = [{"role": "user", "content": "..."}], then request(client, messages).',
+    "loopcore.wrong.request_dict": "request() takes the history, a list of messages, not one message: request(client, [message]).",
+    "loopcore.wrong.request_other": "request() takes the history as a list of messages, not a {kind}: request(client, messages).",
+    "loopcore.wrong.request_order": "request() takes the client first, then the history: request(client, messages).",
+    "loopcore.wrong.decide_list": "decide() reads one reply, not the history: response = request(client, messages), then decision = decide(response).",
+    "loopcore.wrong.decide_dict": "decide() got a dict without a stop_reason (a message from the history?). It reads the reply that request() returned: decision = decide(response).",
+    "loopcore.wrong.decide_other": "decide() reads the reply that request() returned (it has stop_reason and content), not a {kind}: decision = decide(response).",
+    "loopcore.wrong.execute_response": 'execute() takes the tool calls to run, not the whole reply. Decide first: decision = decide(response); if decision.action == "execute": execute(decision.tool_uses).',
+    "loopcore.wrong.execute_content": "execute() got a {kind!r} block, but it runs only tool_use blocks, and only after decide said so: pass decision.tool_uses (decision = decide(response)), not response.content.",
+    "loopcore.wrong.execute_decision": "execute() takes the tool calls, not the Decision: execute(decision.tool_uses).",
+    "loopcore.wrong.execute_one": "execute() takes a list of tool calls, not one block: execute(decision.tool_uses), or execute([block]).",
+    "loopcore.wrong.execute_other": "execute() takes the list of tool calls that decide chose, not a {kind}: execute(decision.tool_uses).",
+    "loopcore.magic.stopped": "■ agentlab stopped {what} ({turns} request(s), {tools} tool call(s)). The history is still valid ({n} messages); ask again to go on.",
+    "loopcore.magic.stopped_back": "■ agentlab stopped while waiting for the model. The task was taken back out, so the history is as before ({n} messages, valid); run the cell again to retry.",
+    "loopcore.what.request": "while waiting for the model",
+    "loopcore.what.tool": "while running {call}",
+    "loopcore.what.stage": "at the {stage} stage",
+    "loopcore.summary": "agentlab · {model} · {turns} request(s) · {tools} tool call(s) · ended: {ended}",
+    "loopcore.ended.model": "the model stopped ({reason})",
+    "loopcore.ended.turn_limit": "turn limit",
+    "loopcore.ended.budget": "budget",
+    "loopcore.ended.interrupted": "interrupted",
+    "loopcore.ended.error": "error",
 }
 
 ZH: dict[str, str] = {
@@ -355,25 +418,6 @@ ZH: dict[str, str] = {
     "connect.base_url": "agentlab：使用 {url} 上的 Messages API（模型 {model}）。",
     "connect.offline": "agentlab：按要求离线运行：即使设置了密钥，也使用演示模型（一个小脚本，不是 Claude）。",
     "connect.demo": "agentlab：没有设置 ANTHROPIC_API_KEY，因此使用离线演示模型（一个小脚本，不是 Claude）。设置 ANTHROPIC_API_KEY 即可使用真实模型。",
-    "demo.intro": "我是 agentlab 的离线演示模型：一个小脚本，不是 Claude，也不是语言模型。",
-    "demo.help": "我能用 bash 工具完成几类任务：列出文件、统计文件或行数、搜索文本、显示日期和系统信息、创建文件并检查、报告磁盘用量。其他任务请设置 ANTHROPIC_API_KEY（或 ANTHROPIC_BASE_URL），再调用 agentlab.connect() 使用真实模型。",
-    "demo.sign": "（agentlab 离线演示模型：一个脚本，不是 Claude。）",
-    "demo.intro.bash": "我用 bash 查一下。",
-    "demo.intro.create": "我先写入文件，再检查它。",
-    "demo.intro.check": "现在把它读回来检查一下。",
-    "demo.intro.system": "我同时查询日期和系统：一个回答里两个工具调用。",
-    "demo.fallback": "`{cmd}` 在这里失败了；我改用 `{fallback}` 试试。",
-    "demo.failed": "命令 `{cmd}` 没有成功（{why}）。我不会猜测答案；请检查文件夹，或换一个任务。",
-    "demo.search.none": "这里没有匹配这次搜索的行（`{cmd}` 什么也没找到）。",
-    "demo.answer.search": "我找到了 {n} 行匹配（`{cmd}`）：\n\n```\n{out}\n```",
-    "demo.answer.count_py": "这里有 {out} 个 Python（.py）文件，不算隐藏文件夹（`{cmd}`）。",
-    "demo.answer.count": "这里有 {out} 个文件，不算隐藏文件夹（`{cmd}`）。",
-    "demo.answer.lines": "一共 {out} 行（`{cmd}`）。",
-    "demo.answer.list": "这是 `{cmd}` 的输出：\n\n```\n{out}\n```",
-    "demo.answer.system": "这里的日期是 {first}，系统是：\n\n```\n{out}\n```",
-    "demo.answer.create": "完成：我写入了文件，并用 `{cmd}` 读了回来。内容是：\n\n```\n{out}\n```",
-    "demo.answer.disk": "磁盘用量（`{cmd}`）：\n\n```\n{out}\n```",
-    "demo.no_bash": "做这件事需要 bash 工具；请在请求中传入 tools=[agentlab.bash]。",
     "loop.interrupted": "已中断。未完成的工具调用已用 is_error 结果回应，历史仍然有效。",
     "loop.request_failed": "请求失败，历史中没有添加任何内容。",
     "magic.help.help": "显示这段帮助。",
@@ -382,7 +426,7 @@ ZH: dict[str, str] = {
     "magic.help.system": "系统指令：用引号括起的文字，或保存它的变量名（在重置前有效）。",
     "magic.help.step": "显示单步器（LoopView），由你一个阶段一个阶段地运行循环（仅限 notebook）。",
     "magic.help.confirm": "每个工具调用运行前先询问：批准、说明理由拒绝，或修改（终端里用 input()，notebook 里用单步器的按钮）。",
-    "magic.help.yes": "不询问，直接运行工具调用（默认如此，除非设置了 AgentMagics.confirm）。",
+    "magic.help.yes": "不询问，直接运行工具调用（使用离线演示模型时默认如此；使用真实模型时，除非加上 --yes，否则会先询问）。",
     "magic.help.stream": "模型的文字一边生成一边显示。",
     "magic.help.new": "在这个任务之前开始新的对话。",
     "magic.help.offline": "即使设置了密钥，也使用离线演示模型。",
@@ -400,7 +444,7 @@ ZH: dict[str, str] = {
     "magic.max_turns": "--max-turns 至少为 1，而不是 {n}；例如 --max-turns 5。",
     "magic.confirm_and_yes": "--confirm（先询问）和 --yes（不询问）互相矛盾：请只选一个。",
     "magic.empty_model": "--model 需要一个模型名称，例如 --model claude-sonnet-5-5。",
-    "magic.bad_name": "{option} {name!r} 不是合法的 Python 变量名；例如 {option} result。",
+    "magic.bad_name": "{option} {name!r} 不是有效的 Python 变量名；例如 {option} result。",
     "magic.client_and_offline": "--client 和 --offline 都用来选择模型：只用其中一个。",
     "magic.no_variable": "{option} {name}：没有名为 {name!r} 的变量。请先创建它，例如 {name} = agentlab.ScriptedClient([...])。",
     "magic.not_a_client": "{name!r} 不是客户端：它需要 .messages.create(...)，就像 anthropic.Anthropic() 或 agentlab.ScriptedClient([...])。",
@@ -431,7 +475,7 @@ ZH: dict[str, str] = {
     "magic.confirm_call": "模型想要运行：{call}",
     "magic.confirm_prompt": "运行吗？y = 是，n [理由] = 否，e [新命令] = 修改（直接回车 = 否）：",
     "magic.confirm_edit": "新命令：",
-    "magic.confirm_bad_edit": "修改后的输入不是合法的 JSON，所以没有运行这次调用",
+    "magic.confirm_bad_edit": "修改后的输入不是有效的 JSON，所以没有运行这次调用",
     "magic.step_needs_widgets": "--step 显示单步器（LoopView），需要带 ipywidgets 的 Jupyter。在终端里请手动使用 agentlab.AgentLoop(...).step()。",
     "error.retried": "；SDK 已重试 {n} 次",
     "error.timeout": "模型回答之前请求超时{retried}。请重试，或给客户端更长的超时：anthropic.Anthropic(timeout=...)。",
@@ -447,7 +491,7 @@ ZH: dict[str, str] = {
     "error.529": "API 过载（529）{retried}。请稍后再试。",
     "error.5xx": "API 内部错误（{status}）{retried}。请稍后再试。",
     "error.other": "请求失败：{name}：{msg}",
-    "usage.no_price": "agentlab/prices.json 中没有模型 {model!r} 的价格，因此无法估算费用；请在那里添加一行。",
+    "usage.no_price": "agentlab/models.json 中没有模型 {model!r} 的价格，因此无法估算费用；请在那里添加一行。",
     "usage.no_model": "没有模型名称，无法估算费用：请传入 model=。",
     "usage.estimate": "{model} 的估算费用为 ${dollars:.4f}（价格核对于 {checked}；这是估算，不是账单）。",
     "usage.col.turn": "轮次",
@@ -478,7 +522,7 @@ ZH: dict[str, str] = {
     "lessons.skipped": "有 {n} 个文件已经存在，没有覆盖（你的修改会保留）：",
     "lessons.next": "在 Jupyter 中打开 {dest}/{first} 开始学习。",
     "lessons.opening": "正在用 JupyterLab 打开 {first}。在这里按 Ctrl-C 可停止。",
-    "lessons.no_lab": '没有安装 JupyterLab。请运行：pip install "agentlab[lab]"（或加上 --copy-only 重新运行，然后用任意 Jupyter 打开）。',
+    "lessons.no_lab": '没有安装 JupyterLab。请运行：pip install "agent-loop-lab[lab]"（或加上 --copy-only 重新运行，然后用任意 Jupyter 打开）。',
     "lessons.none": "在 {path} 中找不到课程笔记本；这个 agentlab 安装不完整。",
     "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
     # widgets
@@ -512,7 +556,7 @@ ZH: dict[str, str] = {
     "view.status.error": "出错",
     "view.status.missing": "缺失",
     "view.status.pending": "等待中",
-    "view.loop.title": "智能体循环，一次一个阶段",
+    "view.loop.title": "Agent 循环，一次一个阶段",
     "view.button.next": "下一阶段",
     "view.button.next.tip": "只运行下一个阶段",
     "view.button.turn": "运行一轮",
@@ -562,7 +606,7 @@ ZH: dict[str, str] = {
     "view.ask.button": "提问",
     "view.ask.button.tip": "把你的问题作为一条新的 user 消息加入",
     "view.result.summary": "stop_reason {reason} · {turns} 轮 · {n} 条消息",
-    "diagram.title": "智能体循环的一轮",
+    "diagram.title": "Agent 循环的一轮",
     "diagram.task": "用户任务",
     "diagram.request": "请求模型",
     "diagram.request.sub": "历史 + 系统指令 + 工具",
@@ -579,25 +623,151 @@ ZH: dict[str, str] = {
     "diagram.loop": "回到请求",
     "diagram.next": "下一步",
     "diagram.running": "运行中",
+    "lessons.url": "第 01 课的地址：{url}",
+    # agentlab doctor (issue 16)
+    "doctor.about": "检查上课需要的一切：版本、模型、bash 工具、带控件的 JupyterLab、中文字体、课程。",
+    "doctor.json_help": "以 JSON 输出报告",
+    "doctor.model.offline": "离线演示模型（没有设置 ANTHROPIC_API_KEY 或 ANTHROPIC_BASE_URL）",
+    "doctor.model.key": "使用密钥连接 Anthropic API · 默认模型 {model}",
+    "doctor.model.base_url": "Messages API 地址 {url} · 默认模型 {model}",
+    "doctor.bash.ok": "可以运行命令（bash，30 秒超时，输出上限，干净的环境变量）",
+    "doctor.lab.ok": "已安装，并带有 ipywidgets 前端（{path}）",
+    "doctor.lab.missing": "未安装",
+    "doctor.lab.no_widgets": "已安装，但缺少 ipywidgets 前端（@jupyter-widgets/jupyterlab-manager）：视图只会显示为文字",
+    "doctor.font.ok": "{family}",
+    "doctor.font.missing": "没有中文字体：中文课程会显示成方框",
+    "doctor.font.unknown": "无法判断（这台机器没有 fc-list）",
+    "doctor.lessons.missing": "这次安装里没有课程笔记本",
+    "doctor.fix.python": "请使用 Python 3.10 或更新版本",
+    "doctor.fix.bash": "请安装 bash，并确认可以在这个文件夹里运行命令",
+    "doctor.fix.lab": 'pip install "agent-loop-lab[lab]"（会安装 JupyterLab）',
+    "doctor.fix.widgets": "在运行 JupyterLab 的环境里执行 pip install --upgrade ipywidgets jupyterlab_widgets，然后重启 JupyterLab",
+    "doctor.fix.font": "Debian/Ubuntu：sudo apt-get install fonts-noto-cjk（只有中文课程需要）",
+    "doctor.fix.lessons": '用 wheel 重新安装：pip install --force-reinstall "{name}"',
+    "doctor.fix.report": "这项检查本身出错了，请报告这个问题",
+    "doctor.good": "可以上课了。",
+    "doctor.bad": "还不能上课：请处理标着 ✗ 的项（箭头后面是做法）。问题数：{n}。",
+    # safety: the CLI's own words, its approval prompt, the approval default
+    "cli.turn": "第 {n} 轮 · 请求",
+    "cli.decide": "决定：stop_reason={reason!r} → {action}：",
+    "cli.execute": "执行 {name}：",
+    "cli.ended": "结束：{how}",
+    "cli.ended.model": "模型已完成",
+    "cli.ended.turn_limit": "达到轮数上限",
+    "cli.ended.budget": "达到 token 或费用预算",
+    "cli.ended.interrupted": "被中断",
+    "cli.ended.error": "出错",
+    "cli.empty_task": "任务是空的：请用平常的话说明智能体要做什么。",
+    "cli.no_folder": "无法保存到 {path}：那个文件夹不存在。",
+    "cli.workspace": "命令在一个新文件夹中运行：{folder}（运行后保留）",
+    "cli.saved": "历史已保存到 {path}",
+    "cli.no_terminal": "在第一次请求之前停止：使用真实模型时，agentlab 会在每个工具运行前询问你，但这里没有可以询问你的终端。请在终端中运行，或加上 --yes 让工具不经询问直接运行。",
+    "cli.wants_to_run": "模型想要运行：",
+    "cli.hidden": "注意：这条命令包含控制字符或不可见字符，上面已写成转义形式（\\x1b、\\r、\\u202e 等）。它们是将要运行的内容的一部分。",
+    "cli.prompt": "运行吗？y = 是，n [理由] = 否，e 新命令 = 改为运行新命令（直接回车 = 否）：",
+    "cli.unknown_answer": "请回答 y、n（可以附上理由），或 e 加一条命令。直接回车表示否。",
+    "cli.no_answer": "没有人回答（输入已结束），所以没有运行这次调用",
+    # -- loopcore: the loop's interrupts, wrong arguments, the magic's stop line and summary --
+    "loopcore.interrupted": "在 {stage} 阶段被中断；{n} 个未完成的工具调用已用 is_error 结果回应，历史仍然有效。",
+    "loopcore.failed": "在 {stage} 阶段因错误停止（{error}）；每个工具调用都有结果，历史仍然有效。",
+    "loopcore.result_error": "未执行：循环在 {stage} 阶段出错停止，这次调用没有完成。",
+    "loopcore.wrong.request_text": 'request() 需要的是历史（消息列表），而不是字符串。先把文字放进一条消息：messages = [{"role": "user", "content": "..."}]，再调用 request(client, messages)。',
+    "loopcore.wrong.request_dict": "request() 需要的是历史（消息列表），而不是单条消息：request(client, [message])。",
+    "loopcore.wrong.request_other": "request() 需要的是消息列表形式的历史，而不是 {kind}：request(client, messages)。",
+    "loopcore.wrong.request_order": "request() 的第一个参数是客户端，第二个才是历史：request(client, messages)。",
+    "loopcore.wrong.decide_list": "decide() 读取的是一次回答，而不是历史：先 response = request(client, messages)，再 decision = decide(response)。",
+    "loopcore.wrong.decide_dict": "decide() 收到了一个没有 stop_reason 的字典（历史中的一条消息？）。它读取的是 request() 返回的回答：decision = decide(response)。",
+    "loopcore.wrong.decide_other": "decide() 读取的是 request() 返回的回答（带有 stop_reason 和 content），而不是 {kind}：decision = decide(response)。",
+    "loopcore.wrong.execute_response": 'execute() 需要的是要运行的工具调用，而不是整个回答。先判断：decision = decide(response)；如果 decision.action == "execute"，再 execute(decision.tool_uses)。',
+    "loopcore.wrong.execute_content": "execute() 收到了一个 {kind!r} 块，但它只运行 tool_use 块，而且只在 decide 同意之后：请传入 decision.tool_uses（decision = decide(response)），而不是 response.content。",
+    "loopcore.wrong.execute_decision": "execute() 需要的是工具调用，而不是 Decision：execute(decision.tool_uses)。",
+    "loopcore.wrong.execute_one": "execute() 需要的是工具调用的列表，而不是单个块：execute(decision.tool_uses)，或 execute([block])。",
+    "loopcore.wrong.execute_other": "execute() 需要的是 decide 选出的工具调用列表，而不是 {kind}：execute(decision.tool_uses)。",
+    "loopcore.magic.stopped": "■ agentlab {what}停止了（{turns} 次请求，{tools} 次工具调用）。历史仍然有效（{n} 条消息）；再提问即可继续。",
+    "loopcore.magic.stopped_back": "■ agentlab 在等待模型回答时停止了。任务已被撤回，历史与之前相同（{n} 条消息，有效）；重新运行这个单元格即可重试。",
+    "loopcore.what.request": "在等待模型回答时",
+    "loopcore.what.tool": "在运行 {call} 时",
+    "loopcore.what.stage": "在 {stage} 阶段",
+    "loopcore.summary": "agentlab · {model} · {turns} 次请求 · {tools} 次工具调用 · 结束：{ended}",
+    "loopcore.ended.model": "模型停止（{reason}）",
+    "loopcore.ended.turn_limit": "达到轮次上限",
+    "loopcore.ended.budget": "达到预算",
+    "loopcore.ended.interrupted": "被中断",
+    "loopcore.ended.error": "出错",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}
-_language = "en"
 
 
-def set_language(language: str) -> None:
-    """Choose the language of what agentlab shows: ``"en"`` or ``"zh"``."""
-    global _language
-    if language not in STRINGS:
+def language_from_environment(environ: Mapping[str, str] | None = None) -> str:
+    """``"zh"`` when the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``, ``LANGUAGE``) is Chinese, else ``"en"``."""
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = env.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+_language = language_from_environment()  # the locale's language until set_language() chooses
+# Has set_language been called? Until then the demo model answers in each task's language.
+_chosen = False
+
+
+def set_language(language: str | None) -> None:
+    """Choose the language of what agentlab shows: ``"en"`` or ``"zh"``.
+
+    ``None`` goes back to the default: the locale's language (``LANG``; English
+    unless it is Chinese), with the offline demo model answering each task in
+    the task's own language.
+    """
+    global _language, _chosen
+    if language is not None and language not in STRINGS:
         raise ValueError(f"unknown language {language!r}; choose one of {sorted(STRINGS)}")
-    _language = language
+    _language = language or language_from_environment()
+    _chosen = language is not None
+
+
+def task_language(text: str) -> str | None:
+    """``"zh"`` when ``text`` is mostly written in Chinese characters, else None (no opinion)."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if han and han * 3 >= letters else None
 
 
 def get_language() -> str:
     return _language
 
 
+class Count(int):
+    """A number that also chooses a word by itself: ``"{n} {n:file|files}"``.
+
+    ``{n:one|other}`` is the singular when n is 1 and the plural otherwise (English);
+    Chinese sentences simply do not use the form. Any other spec formats the number.
+    """
+
+    def __format__(self, spec: str) -> str:
+        if "|" in spec:
+            one, other = spec.split("|", 1)
+            return one if self == 1 else other
+        return int.__format__(self, spec)
+
+
+def language_chosen() -> bool:
+    """Was the language chosen with ``set_language``?"""
+    return _chosen
+
+
 def t(key: str, **values: object) -> str:
-    """The sentence for ``key`` in the current language (English if missing)."""
+    """The sentence for ``key`` in the current language (English if missing).
+
+    Whole numbers can pick a plural: ``"{n} {n:file|files}"``.
+    """
     text = STRINGS[_language].get(key) or EN.get(key) or key
-    return text.format(**values) if values else text
+    if not values:
+        return text
+    counts = {
+        k: Count(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        for k, v in values.items()
+    }
+    return text.format(**counts)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -77,14 +79,26 @@ def copy_lessons(dest: str | os.PathLike[str], source: Path | None = None) -> Co
     return report
 
 
-def lab_command(folder: Path, *, browser: bool = True) -> list[str]:
+def lab_command(
+    folder: Path, *, browser: bool = True, port: int | None = None, token: str | None = None
+) -> list[str]:
     """The command that opens JupyterLab in ``folder`` on the first lesson."""
     cmd = [sys.executable, "-m", "jupyterlab", FIRST_LESSON]
     if not browser:
         cmd.append("--no-browser")
+    if port is not None:
+        cmd.append(f"--port={port}")
+    if token is not None:
+        cmd.append(f"--IdentityProvider.token={token}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # Jupyter refuses root without it (common in containers)
     return cmd
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,7 +110,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--copy-only", action="store_true", help="copy the lessons, do not start JupyterLab"
     )
     parser.add_argument(
-        "--no-browser", action="store_true", help="start JupyterLab without opening a browser"
+        "--no-browser",
+        action="store_true",
+        help="start JupyterLab without opening a browser; print the address of lesson 01",
+    )
+    parser.add_argument(
+        "--port", type=int, default=None, help="JupyterLab's port (default: a free one)"
     )
 
 
@@ -118,8 +137,12 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("jupyterlab") is None:
         print(t("lessons.no_lab"), file=sys.stderr)
         return 1
-    cmd = lab_command(report.dest, browser=not args.no_browser)
+    port = args.port or _free_port()
+    token = secrets.token_urlsafe(16)
+    cmd = lab_command(report.dest, browser=not args.no_browser, port=port, token=token)
     print(t("lessons.opening", first=FIRST_LESSON))
+    # Jupyter prints its root address; the first lesson's is the one a student wants.
+    print(t("lessons.url", url=f"http://127.0.0.1:{port}/lab/tree/{FIRST_LESSON}?token={token}"))
     try:
         return subprocess.call(cmd, cwd=report.dest)
     except KeyboardInterrupt:  # Ctrl-C stops JupyterLab: a normal way to finish

@@ -35,14 +35,18 @@ What you see depends on where the magic runs (``frontend``):
 the kernel handles no click while a cell runs, so the stepper's buttons
 drive the loop after the cell has ended (``--confirm`` runs on by itself and
 stops at each tool call for Approve / Deny / Edit). In a terminal
-``--confirm`` asks with ``input()``.
+``--confirm`` asks with ``input()``. With a real model (a key or a base URL)
+every cell asks, as with ``--confirm``, unless it says ``--yes``; with the
+offline demo model tools run unasked.
 
 A failed request prints what went wrong, without a traceback, and returns
 the result with ``ended == "error"``; if nothing else happened the
 task is taken back out, so running the cell again is the retry. Ctrl-C (the
 notebook's stop button) leaves a valid history (``AgentLoop`` answers the
-unfinished tool calls), prints one line and is raised again, so "Run All"
-stops as you asked; ``_agent.loop.result()`` has what ran.
+unfinished tool calls) and ends the cell with ``AgentStopped``, a
+``KeyboardInterrupt`` that IPython shows as one line instead of a traceback
+(what was stopped, and that the history is valid), so "Run All" stops as you
+asked; ``_agent.loop.result()`` has what ran.
 """
 
 from __future__ import annotations
@@ -66,10 +70,12 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Enum
 
 from agentlab.errors import RequestError
+from agentlab.events import Event
 from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
-from agentlab.loop import AgentLoop, Event, not_run
-from agentlab.tools.policy import Verdict, describe_call
+from agentlab.loop import Interrupted
+from agentlab.stepper import AgentLoop
+from agentlab.tools.policy import Verdict, asks_by_default, describe_call
 
 __all__ = [
     "AgentMagics",
@@ -350,14 +356,45 @@ def _print(piece: str) -> None:
 
 
 def summary(loop: AgentLoop) -> str:
-    """One line about a finished run: model, requests, tool calls, stop reason."""
+    """One line about a finished run: model, requests, tool calls, how it ended."""
     model = getattr(loop.response, "model", None) or loop.model or "?"
+    ended = t(f"loopcore.ended.{loop.ended}", reason=loop.stop_reason) if loop.ended else "?"
+    return t("loopcore.summary", model=model, turns=loop.turns, tools=len(loop.audit), ended=ended)
+
+
+class AgentStopped(Interrupted):
+    """Ctrl-C (the notebook's ■) during ``%%agent``, after the loop made the history valid.
+
+    It is still a ``KeyboardInterrupt``, so "Run All" stops here; IPython shows
+    ``_render_traceback_`` instead of a traceback: one line saying what stopped.
+    """
+
+    def __init__(self, line: str, results: list[Any]):
+        super().__init__(results, line)
+        self.line = line
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.line]
+
+
+def stopped_line(loop: AgentLoop, took_back: bool) -> str:
+    """What ■ stopped, and that the history is valid, in one line."""
+    if took_back:
+        return t("loopcore.magic.stopped_back", n=len(loop.messages))
+    stage = loop.stopped_at or loop.stage
+    running = [a for a in loop.audit if a.get("verdict") == "interrupted"]
+    if running:
+        what = t("loopcore.what.tool", call=describe_call(running[-1]))
+    elif stage == "request":
+        what = t("loopcore.what.request")
+    else:
+        what = t("loopcore.what.stage", stage=t(f"stage.{stage}"))
     return t(
-        "magic.summary",
-        model=model,
+        "loopcore.magic.stopped",
+        what=what,
         turns=loop.turns,
         tools=len(loop.audit),
-        reason=loop.stop_reason,
+        n=len(loop.messages),
     )
 
 
@@ -367,22 +404,43 @@ def summary(loop: AgentLoop) -> str:
 
 
 def ask_in_terminal(call: Any) -> Verdict:
-    """``--confirm`` without widgets: ask with ``input()``. Enter alone means no."""
-    print(t("magic.confirm_call", call=describe_call(call)), flush=True)
-    answer = input(t("magic.confirm_prompt")).strip()
-    word, _, rest = answer.partition(" ")
-    if word.lower() in ("y", "yes", "是"):
-        return Verdict.approve()
-    if word.lower() in ("e", "edit", "改"):
-        new = rest or input(t("magic.confirm_edit")).strip()
-        data = getattr(call, "input", None) or {}
-        if set(data) == {"command"}:
-            return Verdict.edit({"command": new})
+    """``--confirm`` without widgets: ask with ``input()``. Enter alone means no.
+
+    The call is shown with its control characters written out (``\\x1b``,
+    ``\\r``), so what you approve is what runs; an answer it does not know
+    is asked again.
+    """
+    from agentlab.terminal import has_hidden, visible
+
+    command = describe_call(call)
+    print(t("magic.confirm_call", call=visible(command)), flush=True)
+    if has_hidden(command):
+        print(t("cli.hidden"), flush=True)
+    while True:
         try:
-            return Verdict.edit(json.loads(new))
-        except (json.JSONDecodeError, TypeError):
-            return Verdict.deny(t("magic.confirm_bad_edit"))
-    return Verdict.deny(rest or t("result.denied_default"))
+            answer = input(t("magic.confirm_prompt")).strip()
+        except EOFError:
+            return Verdict.deny(t("cli.no_answer"))
+        word, _, rest = answer.partition(" ")
+        word, rest = word.lower(), rest.strip()
+        if word in ("y", "yes", "是"):
+            return Verdict.approve()
+        if word in ("", "n", "no", "否"):
+            return Verdict.deny(rest or t("result.denied_default"))
+        if word in ("e", "edit", "改"):
+            break
+        print(t("cli.unknown_answer"), flush=True)
+    try:
+        new = rest or input(t("magic.confirm_edit")).strip()
+    except EOFError:
+        return Verdict.deny(t("cli.no_answer"))
+    data = getattr(call, "input", None) or {}
+    if set(data) == {"command"}:
+        return Verdict.edit({"command": new})
+    try:
+        return Verdict.edit(json.loads(new))
+    except (json.JSONDecodeError, TypeError):
+        return Verdict.deny(t("magic.confirm_bad_edit"))
 
 
 # ---------------------------------------------------------------------------
@@ -396,9 +454,11 @@ class AgentMagics(Magics):
 
     shell: Any  # the InteractiveShell (IPython sets it)
 
-    confirm = Bool(False, help="Ask before every tool call unless a cell says --yes.").tag(
-        config=True
-    )
+    confirm = Bool(
+        False,
+        help="Ask before every tool call, even with the offline demo model, unless a cell "
+        "says --yes. (With a real model the magic asks anyway.)",
+    ).tag(config=True)
     view = Enum(
         ["auto", "text"],
         "auto",
@@ -581,7 +641,9 @@ class AgentMagics(Magics):
             session.model = args.model
         if system is not None:
             session.system = system
-        confirm = args.confirm or (self.confirm and not args.yes)
+        # One rule (README, "Approval"): the offline demo runs tools unasked; a
+        # real model asks before each tool unless --yes.
+        confirm = args.confirm or (not args.yes and (self.confirm or asks_by_default(client)))
         mode = "text" if self.view == "text" else frontend(self.shell)
         if args.step and mode != "widgets":
             raise UsageError(t("magic.step_needs_widgets"))
@@ -617,10 +679,10 @@ class AgentMagics(Magics):
                     file=sys.stderr,
                 )
                 loop.stage, loop.ended, loop.explanation = "done", "error", e.explanation
-            except KeyboardInterrupt:
-                _repair(loop, before)
-                print(t("magic.interrupted", n=len(loop.messages)), file=sys.stderr)
-                raise
+            except KeyboardInterrupt as e:  # the loop has answered every tool call already
+                took_back = _take_back(loop, before)
+                results = getattr(e, "results", [])
+                raise AgentStopped(stopped_line(loop, took_back), results) from None
         result = loop.result()
         if args.out:
             self.shell.user_ns[args.out] = result
@@ -672,22 +734,6 @@ def _take_back(loop: AgentLoop, before: int) -> bool:
         loop.stage = "done"
         return True
     return False
-
-
-def _repair(loop: AgentLoop, before: int) -> None:
-    """After Ctrl-C, make sure every tool call is answered (the core does this
-    when the interrupt comes while tools run; this covers the moments between)."""
-    if loop.ended == "interrupted":
-        return
-    if _take_back(loop, before):
-        return
-    last = loop.messages[-1] if loop.messages else {}
-    uses = [b for b in blocks(last) if b.get("type") == "tool_use"]
-    if uses and last.get("role") == "assistant":
-        from agentlab.loop import append
-
-        append(loop.messages, not_run(uses, t("magic.not_run_interrupted")))
-    loop.stage, loop.ended = "done", "interrupted"
 
 
 def load_history(path: Path) -> list[Any]:

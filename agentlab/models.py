@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_MODEL", "ModelInfo", "get", "ids", "table"]
+__all__ = ["DEFAULT_MODEL", "ModelInfo", "get", "ids", "price", "table"]
 
 MODELS_FILE = Path(__file__).with_name("models.json")
 
@@ -39,6 +39,8 @@ class ModelInfo:
     forced_tool_choice: bool  # tool_choice "any" / "tool"
     sampling: bool  # temperature, top_p, top_k
     min_cache_tokens: int  # the shortest prompt that can be cached
+    system_messages: bool = False  # role "system" messages accepted after a user turn?
+    released: str = ""  # release date (YYYY-MM-DD) when known, for GET /v1/models
     unchecked: tuple[str, ...] = ()  # fields not confirmed in public material
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -79,6 +81,17 @@ def get(model: str | None) -> ModelInfo | None:
     values["thinking"] = tuple(values.get("thinking", ()))
     values["unchecked"] = tuple(values.get("unchecked", ()))
     return ModelInfo(id=key, extra=row, **values)
+
+
+def price(model: str | None) -> tuple[str, dict[str, float]] | None:
+    """``(matched id, prices)`` for ``model``: its row in the table, else the longest
+    prefix in ``other_prices`` (models agentlab knows only the price of); None if neither."""
+    info = get(model)
+    if info is not None:
+        return info.id, dict(info.prices)
+    others = table().get("other_prices", {})
+    key = max((k for k in others if model and model.startswith(k)), key=len, default=None)
+    return None if key is None else (key, dict(others[key]))
 
 
 DEFAULT_MODEL: str = os.environ.get("AGENTLAB_MODEL") or table()["default"]

@@ -9,7 +9,10 @@
 A recording is a JSON Lines file: one line per successful request, holding the
 request parameters as plain JSON and the response as the SDK dumps it. It
 never holds an API key or an auth header (the client keeps those; ``extra_headers``
-are dropped). A request that failed is not recorded: it changed nothing.
+are dropped), and every known secret value that shows up anywhere in it (a
+key a tool printed, in a tool result) is replaced by ``[REDACTED:NAME]``
+(``agentlab.secrets.redact``). A request that failed is not recorded: it
+changed nothing.
 
 When a replayed request differs from the recording (another question, a
 different tool result), ``ReplayClient`` says which message differs instead of
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.history import as_dict, blocks
 from agentlab.i18n import t
+from agentlab.secrets import redact
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -106,7 +110,8 @@ class RecordingClient:
     def _write(self, params: Mapping[str, Any], response: Any) -> None:
         dump = getattr(response, "model_dump", None)
         data = dump(mode="json") if dump is not None else as_dict(response)
-        line = json.dumps({"request": _plain(params), "response": data}, ensure_ascii=False)
+        entry = redact({"request": _plain(params), "response": data}, self.client)
+        line = json.dumps(entry, ensure_ascii=False)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
         self.count += 1
@@ -180,7 +185,7 @@ def difference(recorded: Mapping[str, Any], request: Mapping[str, Any], number: 
     Compares the messages, the system prompt and the tool names; ``number``
     is the request's position (1 = first), used in the wording.
     """
-    now = _plain(request)
+    now = redact(_plain(request))  # as it was written down
     r_messages, n_messages = recorded.get("messages") or [], now.get("messages") or []
     for i, (r, n) in enumerate(zip(r_messages, n_messages)):
         diff = _first_difference(r, n)
@@ -238,7 +243,7 @@ class ReplayClient:
         return len(self.entries) - self.index
 
     def _find(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        wanted = _plain(params).get("messages") or []
+        wanted = redact(_plain(params)).get("messages") or []
         for entry in self.entries:
             if (entry["request"].get("messages") or []) == wanted:
                 return entry

@@ -12,18 +12,16 @@ resent part a cheap cache read instead of full-price input.
 
 Everything here is plain data and small functions: ``turn_usage`` (a list of
 dicts), ``totals``, ``context_growth`` (rows), ``estimate_cost`` (a ``Cost``),
-``growth_table`` (Markdown). Prices come from one data file, ``prices.json``.
+``growth_table`` (Markdown). Prices come from the model table, ``models.json`` (``agentlab.models``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from agentlab import models
 from agentlab.i18n import t
 
 __all__ = [
@@ -51,7 +49,7 @@ USAGE_KEYS = (
     "cache_creation_input_tokens",  # input written to the cache: a little above full price
     "cache_read_input_tokens",  # input read from the cache: about a tenth of the price
 )
-PRICES_FILE = Path(__file__).with_name("prices.json")
+PRICES_FILE = models.MODELS_FILE  # prices live in the model table
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -127,22 +125,21 @@ class Price:
         ) / 1_000_000
 
 
-@lru_cache(maxsize=1)
 def prices() -> dict[str, Any]:
-    """The price table from ``prices.json`` (read once)."""
-    return json.loads(PRICES_FILE.read_text("utf-8"))
+    """Every known price, by model id or prefix, with the date they were checked."""
+    data = models.table()
+    rows = {k: row["prices"] for k, row in data["models"].items()}
+    rows.update(data.get("other_prices", {}))
+    return {"checked": data["checked"], "source": data["sources"]["pricing"], "models": rows}
 
 
 def price_for(model: str | None) -> Price | None:
-    """The price row whose prefix is the longest match for ``model``; None if none."""
-    if not model:
+    """The price of ``model`` (its row in ``models.json``, else the longest matching prefix)."""
+    found = models.price(model)
+    if found is None:
         return None
-    table = prices()["models"]
-    matches = [prefix for prefix in table if model.startswith(prefix)]
-    if not matches:
-        return None
-    prefix = max(matches, key=len)
-    return Price(prefix, **{k: float(v) for k, v in table[prefix].items()})
+    prefix, row = found
+    return Price(prefix, **{k: float(v) for k, v in row.items()})
 
 
 @dataclass(frozen=True)
@@ -167,9 +164,7 @@ def model_of(source: Any) -> str | None:
     if _get(source, "model", None):
         return str(_get(source, "model"))
     if hasattr(source, "step"):  # an AgentLoop that has not asked yet: the default model
-        from agentlab.loop import DEFAULT_MODEL
-
-        return DEFAULT_MODEL
+        return models.DEFAULT_MODEL
     return None
 
 
@@ -178,7 +173,7 @@ def estimate_cost(source: Any, model: str | None = None) -> Cost:
 
     ``model`` defaults to the model that answered (an ``AgentLoop`` knows it;
     for a ``LoopResult`` or plain usage dicts pass it). The offline demo model
-    costs nothing; a model with no row in ``prices.json`` gives ``dollars=None``.
+    costs nothing; a model with no price in ``models.json`` gives ``dollars=None``.
     """
     model = model or model_of(source)
     if model is None:
@@ -308,7 +303,7 @@ def over_budget(
 
     ``max_total_tokens`` counts every token read or written (input, cache
     reads and writes, output). ``max_cost`` is in dollars, estimated from
-    ``prices.json``; a model with no price stops the loop rather than run
+    ``models.json``; a model with no price stops the loop rather than run
     without a check. The turn that crosses a limit finishes; the next request
     is not sent.
     """

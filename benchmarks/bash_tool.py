@@ -4,7 +4,9 @@
 
 1. Overhead: N runs of ``run_bash("true")`` against the lesson's
    ``subprocess.run("true", shell=True)``, interleaved so both see the same
-   machine load. ``shell=True`` runs /bin/sh, which on Debian is dash, a
+   machine load. A second ``run_bash`` row turns the Linux guard off (not
+   dumpable + subreaper + the sweep for leftover processes): the difference
+   between the two is what stopping escaped processes costs per call. ``shell=True`` runs /bin/sh, which on Debian is dash, a
    smaller and faster shell than bash, so a third column runs bash the plain
    way (``bash -c true`` with a captured pipe): the gap between it and
    ``run_bash`` is what our own code costs.
@@ -23,6 +25,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
+from agentlab.tools import shell
 from agentlab.tools.shell import run_bash
 
 TARGET_RATIO = 1.5
@@ -37,6 +40,14 @@ def timed(fn: Callable[[], object]) -> float:
 
 def overhead(n: int) -> None:
     bash = shutil.which("bash") or "bash"
+
+    def unguarded() -> object:
+        shell.GUARD = False
+        try:
+            return run_bash("true")
+        finally:
+            shell.GUARD = sys.platform == "linux"
+
     runs: dict[str, Callable[[], object]] = {
         'run_bash("true")': lambda: run_bash("true"),
         'subprocess.run("true", shell=True)': lambda: subprocess.run("true", shell=True),
@@ -47,6 +58,7 @@ def overhead(n: int) -> None:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         ),
+        'run_bash("true"), guard off (before)': unguarded,
     }
     for fn in runs.values():  # warm up: imports, page cache
         for _ in range(10):
@@ -60,11 +72,12 @@ def overhead(n: int) -> None:
     for name, ts in times.items():
         median, mean = statistics.median(ts) * 1e3, statistics.mean(ts) * 1e3
         print(f"  {name:45} median {median:6.3f}   mean {mean:6.3f}")
-    ours, sh, plain_bash = (statistics.median(ts) for ts in times.values())
+    ours, sh, plain_bash, before = (statistics.median(ts) for ts in times.values())
     print(
         f"  ratio run_bash / sh shell=True (median): {ours / sh:.2f}   (target <= {TARGET_RATIO})"
     )
     print(f"  ratio run_bash / plain bash    (median): {ours / plain_bash:.2f}")
+    print(f"  ratio guard on / guard off     (median): {ours / before:.2f}")
 
 
 def rss_mb() -> float:

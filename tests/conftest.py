@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 
 def pytest_configure(config):  # runs for nbval notebook items too
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         os.environ.pop(key, None)
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts with no language chosen (English, and the demo model
+    answering in each task's language), whatever an earlier test set."""
+    from agentlab.i18n import set_language
+
+    set_language(None)
+    yield
+    set_language(None)

@@ -9,6 +9,7 @@ import dataclasses
 import importlib
 import os
 import signal
+import subprocess
 import threading
 import time
 import tracemalloc
@@ -132,9 +133,10 @@ def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
     command = (
         f"echo $$ >> {pids}; sleep 1000 & echo $! >> {pids}; "
         f"bash -c 'sleep 1000 & echo $! >> {pids}; wait' & "  # a grandchild too
+        f"until [ $(wc -l < {pids}) -ge 3 ]; do sleep 0.01; done; "  # however loaded the machine
         "sleep 1000"
     )
-    r = run_bash(command, timeout=0.5)
+    r = run_bash(command, timeout=2)
     assert r.timed_out
     assert len(read_pids(pids)) == 3
     assert_gone(read_pids(pids))
@@ -142,8 +144,9 @@ def test_timeout_kills_the_whole_process_tree(tmp_path: Path) -> None:
 
 def test_a_process_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    r = run_bash(f"trap '' TERM; sleep 1000 & echo $! > {pids}; wait", timeout=0.3)
-    assert r.timed_out and r.duration < 2
+    # 1.5 s: long enough for bash to get going on a loaded machine
+    r = run_bash(f"trap '' TERM; sleep 1000 & echo $! > {pids}; wait", timeout=1.5)
+    assert r.timed_out and r.duration < 4
     assert_gone(read_pids(pids))
 
 
@@ -321,6 +324,154 @@ def test_fallback_without_an_exit_fd(tmp_path: Path, monkeypatch: pytest.MonkeyP
     r = run_bash(f"sleep 100 & echo $! > {pids}; echo hi")
     assert (r.output, r.duration < 1.5) == ("hi\n", True)
     assert_gone(read_pids(pids))
-    r = run_bash(f"sleep 1000 & echo $! > {pids}; sleep 1000", timeout=0.3)
+    r = run_bash(f"sleep 1000 & echo $! > {pids}; sleep 1000", timeout=1.5)
     assert r.timed_out
     assert_gone(read_pids(pids))
+
+
+# --- nothing the command started survives the call (Linux) ---------------------
+
+# Each command records the pids it leaves behind in the file {f}. Every kind
+# of escape we know of for a process group: background jobs, nohup, disown,
+# a new session (setsid), a double fork, a daemon that closed its output, one
+# that ignores SIGTERM and SIGHUP, one that keeps forking.
+DAEMON = "sh -c 'echo $$ >> {f}; exec sleep 1000' >/dev/null 2>&1"
+ESCAPES = {
+    "background": "sleep 1000 & echo $! >> {f}",
+    "nohup": "nohup sleep 1000 >/dev/null 2>&1 & echo $! >> {f}",
+    "disown": "sleep 1000 & echo $! >> {f}; disown",
+    "setsid, holding the pipe": "setsid sleep 1000 & echo $! >> {f}",
+    "setsid -f": "setsid -f " + DAEMON + "; sleep 0.1",
+    "double fork": "( ( " + DAEMON + " & ) & ); sleep 0.1",
+    "double fork + setsid": "( ( setsid " + DAEMON + " & ) & ); sleep 0.1",
+    "python daemon": (
+        "python3 -c 'import os\nif os.fork(): os._exit(0)\nos.setsid()\n"
+        'if os.fork(): os._exit(0)\nopen("{f}", "a").write(str(os.getpid()) + "\\n")\n'
+        "os.closerange(0, 3)\nimport time; time.sleep(1000)'; sleep 0.2"
+    ),
+    "ignores TERM and HUP": (
+        "setsid sh -c \"trap '' TERM HUP; echo \\$\\$ >> {f}; while :; do sleep 1; done\" "
+        ">/dev/null 2>&1 & sleep 0.1"
+    ),
+    "keeps forking": (
+        "setsid sh -c 'while :; do sleep 1000 & echo $! >> {f}; sleep 0.01; done' "
+        ">/dev/null 2>&1 & sleep 0.2"
+    ),
+}
+
+linux_only = pytest.mark.skipif(not bash_module.GUARD, reason="subreaper tracking is Linux-only")
+
+
+# Wait until the escapee has written its pid, however slow the machine is.
+WAIT = "; until [ -s {f} ]; do sleep 0.01; done"
+TIMED_OUT = ["setsid -f", "double fork + setsid", "python daemon", "keeps forking"]
+
+
+@linux_only
+@pytest.mark.parametrize(
+    ("kind", "timeout"),
+    [(kind, 30) for kind in ESCAPES] + [(kind, 2) for kind in TIMED_OUT],
+    ids=[f"{kind}, finished" for kind in ESCAPES] + [f"{kind}, timed out" for kind in TIMED_OUT],
+)
+def test_no_process_survives_the_call(kind: str, timeout: float, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    children = bash_module._children(os.getpid())
+    # The timed-out variant keeps bash busy, so it is stopped rather than done.
+    command = (ESCAPES[kind] + WAIT).format(f=pids) + ("; sleep 1000" if timeout < 30 else "")
+    r = run_bash(command, timeout=timeout)
+    assert r.timed_out == (timeout < 30)
+    recorded = read_pids(pids)
+    assert [p for p in recorded if alive(p)] == []  # gone when the call returns: no waiting
+    assert bash_module._children(os.getpid()) == children  # and no zombies left with us
+
+
+@linux_only
+def test_without_the_guard_a_setsid_daemon_escapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: the test above could fail. Without the guard, it does."""
+    monkeypatch.setattr(bash_module, "GUARD", False)
+    pids = tmp_path / "pids"
+    run_bash((ESCAPES["setsid -f"] + WAIT).format(f=pids))
+    (pid,) = read_pids(pids)
+    try:
+        assert alive(pid)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+@linux_only
+def test_while_a_command_runs_we_are_not_dumpable_and_a_subreaper() -> None:
+    before = (bash_module._prctl(bash_module._PR_GET_DUMPABLE), bash_module._subreaper())
+    runner = threading.Thread(target=run_bash, args=("sleep 0.5",))
+    runner.start()
+    seen = set()
+    while runner.is_alive():
+        seen.add((bash_module._prctl(bash_module._PR_GET_DUMPABLE), bash_module._subreaper()))
+        time.sleep(0.01)
+    runner.join()
+    assert (0, 1) in seen  # both settings are process-wide: this thread sees them
+    assert (bash_module._prctl(bash_module._PR_GET_DUMPABLE), bash_module._subreaper()) == before
+
+
+@linux_only
+def test_commands_from_two_threads_take_turns_and_waiting_is_not_timed() -> None:
+    """The guard's settings are process-wide, so commands run one at a time."""
+    first = threading.Thread(target=run_bash, args=("sleep 1",))
+    first.start()
+    time.sleep(0.2)  # the first command holds the guard now
+    r = run_bash("echo hi", timeout=0.5)  # waits about 0.8 s for its turn
+    first.join()
+    assert (r.output, r.timed_out) == ("hi\n", False)
+
+
+def _as_nobody(command: str, secret: str, guard: bool = True) -> str:
+    """Run ``run_bash(command)`` in a fresh Python that runs as user 65534.
+
+    We run as root here, and root may read any process's memory, so the
+    protection can only be seen between two processes of an ordinary user:
+    the parent (holding ``secret`` in its environment from the start, as a
+    kernel holds the API key) and the command it runs, both as uid 65534.
+    The system Python loads shell.py by path (it needs only the standard
+    library), since our own Python lives under /root.
+    """
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('shell', {bash_module.__file__!r})\n"
+        "shell = sys.modules['shell'] = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(shell)\n"
+        f"shell.GUARD = {guard}\n"
+        "shell._prctl(shell._PR_SET_DUMPABLE, 1)  # as an ordinary user's process is\n"
+        "print(shell.run_bash(sys.argv[1], cwd='/tmp').output)\n"
+    )
+    return subprocess.run(
+        ["/usr/bin/python3", "-c", script, command],
+        env={"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": secret},
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        user=65534,
+        group=65534,
+        extra_groups=[],
+    ).stdout
+
+
+@linux_only
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to become another user for the test")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /proc/$PPID/environ",
+        "tr '\\0' '\\n' < /proc/$PPID/environ",
+        "python3 -c \"import os; print(open(f'/proc/{os.getppid()}/environ').read())\"",
+        "grep -a sk-ant /proc/$PPID/mem /proc/$PPID/environ",
+        "dd if=/proc/$PPID/mem bs=1 count=1 skip=4096 2>&1",
+    ],
+)
+def test_a_command_cannot_read_the_key_from_its_parent(command: str) -> None:
+    secret = "sk-ant-test-" + "x" * 20
+    out = _as_nobody(command, secret)
+    assert secret not in out and "ermission denied" in out
+    if command.startswith("cat"):  # the control: without the guard the same read works
+        assert secret in _as_nobody(command, secret, guard=False)

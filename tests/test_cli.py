@@ -1,9 +1,26 @@
 import json
+import os
+import pty
+import select
 import subprocess
 import sys
+import time
+
+import pytest
+
+import agentlab
+from agentlab.offline import text, tool_use
+from agentlab.testing import FakeMessagesServer
+
+# The child must import this agentlab (the one under test), not another installed copy.
+BASE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "COLUMNS": "100",
+    "PYTHONPATH": os.path.dirname(os.path.dirname(agentlab.__file__)),
+}
 
 
-def agentlab(*args, cwd, stdin=None):
+def agentlab(*args, cwd, env=None):
     return subprocess.run(
         [sys.executable, "-m", "agentlab", *args],
         cwd=cwd,
@@ -11,7 +28,7 @@ def agentlab(*args, cwd, stdin=None):
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "COLUMNS": "100"},
+        env={**BASE_ENV, "HOME": str(cwd), **(env or {})},
     )
 
 
@@ -21,21 +38,32 @@ def test_run_offline_shows_each_stage_and_saves_the_history(tmp_path):
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "offline demo model" in text and "turn 1" in text and "execute bash" in text
-    assert "There are 1 Python" in text and "tool_result" in text
+    assert "1 Python (.py) file" in text and "tool_result" in text
     history = json.loads((tmp_path / "h.json").read_text())
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
 
 
-def test_without_a_terminal_and_without_yes_nothing_runs(tmp_path):
+def test_the_offline_demo_runs_tools_unasked(tmp_path):
     out = agentlab("run", "Create a file called made.txt and check it", cwd=tmp_path)
-    assert "No terminal to ask you" in out.stdout and "rerun with --yes" in out.stdout
-    assert not (tmp_path / "made.txt").exists()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "made.txt").exists()
+
+
+def test_a_real_model_without_a_terminal_stops_before_the_first_request(tmp_path):
+    with FakeMessagesServer() as server:
+        env = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": server.url}
+        out = agentlab("run", "Create a file called made.txt", cwd=tmp_path, env=env)
+        assert server.requests == []  # nothing was sent
+    assert out.returncode == 2
+    assert "Stopped before the first request" in out.stdout and "--yes" in out.stdout
+    assert out.stdout.count("Stopped") == 1 and not (tmp_path / "made.txt").exists()
 
 
 def test_max_turns_ends_the_run(tmp_path):
     out = agentlab("run", "--yes", "--max-turns", "1", "What is the date?", cwd=tmp_path)
     assert out.returncode == 1  # stopped by the turn limit, not by the model
-    assert "limit of 1 model request" in out.stdout
+    assert "limit of 1 model request" in out.stdout and "ended: turn limit" in out.stdout
+    assert "max_turns" not in out.stdout  # not a stop_reason: the API has no such value
 
 
 def test_bad_input_gets_a_message_not_a_traceback(tmp_path):
@@ -50,8 +78,25 @@ def test_workspace_and_language(tmp_path):
     out = agentlab(
         "run", "--yes", "--workspace", "--lang", "zh", "这里有多少个 py 文件？", cwd=tmp_path
     )
-    assert out.returncode == 0 and "commands run in a fresh folder" in out.stdout
-    assert "这里有 0 个 Python" in out.stdout
+    assert out.returncode == 0 and "命令在一个新文件夹中运行" in out.stdout
+    assert "这里有 0 个 Python" in out.stdout and "结束：模型已完成" in out.stdout
+    assert "turn 1" not in out.stdout and "第 1 轮" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "args, env, chinese",
+    [
+        (["这里有多少个 py 文件？"], {}, True),  # the task's script, with no --lang
+        (["How many .py files are here?"], {"LANG": "zh_CN.UTF-8"}, True),  # the locale
+        (["这里有多少个 py 文件？"], {"LANG": "en_US.UTF-8"}, True),  # the task beats LANG
+        (["--lang", "en", "这里有多少个 py 文件？"], {}, False),  # --lang beats the task
+        (["How many .py files are here?"], {}, False),
+    ],
+)
+def test_language_comes_from_lang_then_the_task_then_the_locale(tmp_path, args, env, chinese):
+    out = agentlab("run", "--yes", *args, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert ("第 1 轮" in out.stdout) is chinese and ("turn 1" in out.stdout) is not chinese
 
 
 def test_bad_usage_is_reported(tmp_path):
@@ -76,3 +121,88 @@ def test_serve_help_and_record(tmp_path):
     lines = (tmp_path / "s.jsonl").read_text().splitlines()
     assert len(lines) == 2
     assert all(w not in lines[0].lower() for w in ("api_key", "authorization", "x-api-key"))
+
+
+# --- what reaches the terminal ----------------------------------------------------
+
+# Escape sequences a model or a tool could print: erase the line, clear the
+# screen, write the clipboard (OSC 52), set the title, a one-byte C1 CSI,
+# a bidi override, and rich markup that would hide or crash.
+HOSTILE = [
+    "\x1b[2K\rall good",
+    "\x1b[2J\x1b[H",
+    "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "\x1b]0;title\x1b\\",
+    "\x9b2J",
+    "\u202etxt.exe",
+    "[conceal]hidden[/conceal]",
+    "[/]",
+    "[link=https://evil.example]x[/link]",
+]
+
+
+def test_model_text_and_tool_output_reach_the_terminal_without_escapes(tmp_path):
+    payload = "".join(HOSTILE)
+    command = "printf '\\033[2J\\033]52;c;eA==\\007[/]'"
+    steps = [[text("look: " + payload), tool_use("bash", {"command": command})], payload]
+    with FakeMessagesServer(steps) as server:
+        env = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": server.url}
+        out = agentlab("run", "--yes", "go", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not any(c in out.stdout for c in "\x1b\x07\x9b\u202e\r")
+    assert "[conceal]hidden[/conceal]" in out.stdout and "[/]" in out.stdout  # shown as text
+    assert "all good" in out.stdout
+
+
+def in_a_terminal(args, answers, cwd, env):
+    """Run ``agentlab`` with a pseudo-terminal as stdin; type ``answers`` at each prompt."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlab", *args],
+        cwd=cwd,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**BASE_ENV, "HOME": str(cwd), "TERM": "dumb", **env},
+    )
+    os.close(follower)
+    seen, answers = b"", list(answers)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the program ended and closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if answers and seen.rstrip().endswith(b"(Enter alone = no):"):
+                os.write(leader, answers.pop(0).encode() + b"\n")
+                seen += b"\n"
+        elif proc.poll() is not None:
+            break
+    proc.wait(10)
+    os.close(leader)
+    return proc.returncode, seen.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(
+    ("answers", "ran"),
+    [(["maybe", "yes"], True), ([""], False)],
+)
+def test_a_real_model_asks_in_a_terminal_until_it_understands(tmp_path, answers, ran):
+    sneaky = "touch made.txt #\r\x1b[2Kls -la"
+    steps = [[tool_use("bash", {"command": sneaky})], "done"]
+    with FakeMessagesServer(steps) as server:
+        env = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": server.url}
+        code, screen = in_a_terminal(["run", "go"], answers, tmp_path, env)
+    assert code == 0, screen
+    assert (tmp_path / "made.txt").exists() == ran
+    # The exact bytes, made visible: the \r and ESC cannot hide "touch made.txt".
+    assert "touch made.txt #\\r\\x1b[2Kls -la" in screen and "\x1b[2K" not in screen
+    assert "control or invisible characters" in screen
+    assert screen.count("(Enter alone = no):") == len(answers)
+    if answers[0] == "maybe":
+        assert "Please answer y, n" in screen

@@ -106,7 +106,7 @@ def test_duplicate_ids_empty_content_empty_text_bad_role_first_role():
 def test_results_in_an_assistant_message_are_rejected():
     h = [TASK, asst(use("t1")), asst(result("t1"))]
     problems = messages_of(validate(h))
-    assert "messages.2.content.0: `tool_result` blocks can only be in `user` messages" in problems
+    assert "messages.2: `tool_result` blocks can only be in `user` messages" in problems
     assert any("were found without `tool_result` blocks" in p for p in problems)
 
 

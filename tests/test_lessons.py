@@ -110,12 +110,12 @@ def test_without_jupyterlab_it_says_how_to_install_it(tmp_path, capsys, monkeypa
     called = []
     monkeypatch.setattr(lessons.subprocess, "call", lambda *a, **k: called.append(a) or 0)
     assert cli.main(["lessons", str(tmp_path / "class")]) == 1
-    assert 'pip install "agentlab[lab]"' in capsys.readouterr().err
+    assert 'pip install "agent-loop-lab[lab]"' in capsys.readouterr().err
     assert called == []
     assert (tmp_path / "class" / lessons.FIRST_LESSON).is_file()  # copied all the same
 
 
-def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch):
+def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch, capsys):
     calls = []
 
     def fake_call(cmd, cwd):
@@ -128,6 +128,11 @@ def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch):
     assert cmd[:4] == [sys.executable, "-m", "jupyterlab", lessons.FIRST_LESSON]
     assert "--no-browser" in cmd
     assert cwd == (tmp_path / "class").resolve()
+    # It prints the address of lesson 01 itself (with the port and token it gave JupyterLab).
+    port = next(a for a in cmd if a.startswith("--port=")).split("=")[1]
+    token = next(a for a in cmd if a.startswith("--IdentityProvider.token=")).split("=")[1]
+    url = f"http://127.0.0.1:{port}/lab/tree/{lessons.FIRST_LESSON}?token={token}"
+    assert url in capsys.readouterr().out
 
 
 def test_python_dash_m_entry_point(tmp_path):

@@ -345,7 +345,7 @@ def test_the_lessons_loop_runs_unchanged_against_the_demo_model(tmp_path, monkey
 
     messages = [{"role": "user", "content": "How many .py files are here?"}]
     agent_loop(messages)
-    assert "There are 1 Python" in messages[-1]["content"][0].text
+    assert "There is 1 Python" in messages[-1]["content"][-1].text
     assert al.validate(messages) == []
 
 
@@ -398,3 +398,50 @@ def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
     assert result.ended == "turn_limit" and loop.turns == 4  # two more, not zero
     assert result.new_messages[0] == {"role": "user", "content": "second"}
     assert "first" not in result._repr_markdown_() and "&lt;" not in result._repr_markdown_()
+
+
+def test_every_name_loop_py_had_before_the_split_still_imports_from_it():
+    import agentlab.loop as loop_module
+    from agentlab import results, stepper
+
+    before = ["DEFAULT_MAX_TOKENS", "DEFAULT_MODEL", "DEFAULT_SYSTEM", "AgentLoop", "Decision"]
+    before += ["Event", "Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute"]
+    before += ["not_run", "request", "ENDINGS", "Stage", "Action", "final_text"]
+    for name in before:
+        assert getattr(loop_module, name) is not None, name
+    assert (
+        loop_module.AgentLoop is stepper.AgentLoop and loop_module.LoopResult is results.LoopResult
+    )
+    assert set(loop_module.__all__) <= set(dir(loop_module)) | set(loop_module._ELSEWHERE)
+    with pytest.raises(AttributeError):
+        loop_module.no_such_name  # noqa: B018
+
+
+def test_the_stages_file_holds_the_four_stages_and_imports_no_view():
+    """loop.py is read beside the lesson: request, decide, execute, append, nothing else."""
+    import ast
+    import inspect
+
+    import agentlab.loop as loop_module
+
+    tree = ast.parse(inspect.getsource(loop_module))
+    public = {
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+    }
+    assert public == {
+        "request",
+        "decide",
+        "Decision",
+        "not_run",
+        "Interrupted",
+        "execute",
+        "append",
+    }
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert not any(
+        m.startswith(("agentlab.widgets", "agentlab.render", "ipywidgets")) for m in imported
+    )

@@ -112,13 +112,13 @@ def test_demo_lists_files(workspace):
 
 
 def test_demo_counts_lines_of_a_file(workspace):
-    assert "2 line(s)" in run("How many lines are in a.py?").text
+    assert "a.py has 2 lines" in run("How many lines are in a.py?").text
 
 
 def test_demo_searches_text(workspace):
     r = run("Search for 'TODO' in these files")
-    assert "a.py:2:# TODO: tidy" in r.text and "1 matching line" in r.text
-    assert "No line here matches" in run("Search for 'zebra' please").text
+    assert "a.py:2:# TODO: tidy" in r.text and "I found 1 line containing" in r.text
+    assert "No line here contains `zebra`" in run("Search for 'zebra' please").text
 
 
 def test_demo_uses_parallel_calls_for_date_and_system(workspace):
@@ -136,7 +136,7 @@ def test_demo_creates_a_file_and_checks_it(workspace):
 
 
 def test_demo_reports_disk_use_and_falls_back_when_du_fails(workspace):
-    assert "Disk use" in run("How much disk space does this folder use?").text
+    assert "This folder takes" in run("How much disk space does this folder use?").text
 
     @al.tool
     def bash(command: str) -> str:
@@ -149,7 +149,7 @@ def test_demo_reports_disk_use_and_falls_back_when_du_fails(workspace):
 
     messages = [{"role": "user", "content": "How much disk space is used?"}]
     r = al.agent_loop(messages, DemoClient(), tools=[bash])
-    assert commands(messages) == ["du -sh .", "df -h ."] and "/dev/x" in r.text
+    assert commands(messages) == ["du -sh .", "df -hP ."] and "/dev/x" in r.text
 
 
 def test_demo_is_honest_about_failures_and_denials(workspace):
@@ -169,7 +169,7 @@ def test_demo_is_honest_about_failures_and_denials(workspace):
 def test_demo_answers_anything_else_honestly_and_never_claims_to_be_claude(workspace):
     r = run("Write me a sonnet about the sea")
     assert r.turns == 1 and "offline demo model" in r.text and "ANTHROPIC_API_KEY" in r.text
-    assert "I am Claude" not in r.text and r.messages[-1]["content"][0]["text"] == r.text
+    assert "I am Claude" not in r.text and r.messages[-1]["content"][-1]["text"] == r.text
     msg = DemoClient().messages.create(
         model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
     )
@@ -182,7 +182,7 @@ def test_demo_without_the_bash_tool_says_what_it_needs(workspace):
 
 
 def test_demo_understands_chinese_tasks(workspace):
-    assert "There are 2 Python" in run("这里有多少个 py 文件？").text
+    assert "这里有 2 个 Python" in run("这里有多少个 py 文件？").text
 
 
 def test_connect_picks_the_demo_without_a_key(monkeypatch, capsys):
@@ -210,3 +210,37 @@ def test_demo_follows_what_the_task_says(workspace):
     (workspace / "sub" / "inner.txt").write_text("x")
     r = run("List the files in the folder sub")
     assert "inner.txt" in r.text and "ls -la sub" in r.text
+
+
+def test_making_an_offline_client_does_not_import_the_sdk():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agentlab as al; c = al.DemoClient(); s = al.ScriptedClient(['x']); "
+        "print('anthropic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the SDK is imported by the first request
+
+
+def test_scripted_behaviour_is_the_same_on_the_sdk_path():
+    # messages.stream goes through the SDK's own client; the script works as for create.
+    seen = []
+
+    def reply(params):
+        seen.append(params["messages"][-1]["content"])
+        return lambda p: f"you said {p['messages'][-1]['content']}"  # a callable item
+
+    client = ScriptedClient(reply)
+    with client.messages.stream(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}]
+    ) as s:
+        assert s.get_final_message().content[0].text == "you said q"
+    assert seen == ["q"] and client.requests[0]["messages"] == [{"role": "user", "content": "q"}]
+    lax = ScriptedClient(["fine"], check=False)  # check=False lets a broken request through
+    broken = [{"role": "assistant", "content": "no user first"}]
+    with lax.messages.stream(model="m", max_tokens=5, messages=broken) as s:
+        assert s.get_final_text() == "fine"
+    with pytest.raises(anthropic.BadRequestError, match="first message must use the"):
+        ScriptedClient(["x"]).messages.create(model="m", max_tokens=5, messages=broken, stream=True)

@@ -58,13 +58,12 @@ def test_a_recorded_session_replays_offline_to_the_same_history(tmp_path, stream
 
 def test_a_recording_never_holds_a_key_or_an_auth_header(tmp_path):
     path, _, _ = record_session(tmp_path)  # the real SDK, with api_key=KEY
-    scripted = al.record(ScriptedClient(["ok"]), path)  # headers and a key passed per request
+    scripted = al.record(ScriptedClient(["ok"]), path)  # a key passed in headers per request
     scripted.messages.create(
         model=MODEL,
         max_tokens=5,
         messages=[{"role": "user", "content": "hi"}],
         extra_headers={"Authorization": f"Bearer {KEY}", "x-api-key": KEY},
-        api_key=KEY,
     )
     data = path.read_text("utf-8")
     assert KEY not in data and "authorization" not in data.lower() and "x-api-key" not in data
@@ -148,3 +147,30 @@ def test_other_client_methods_pass_through(tmp_path):
             model=MODEL, messages=[{"role": "user", "content": "hi"}]
         )
     assert count.input_tokens > 0 and not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_key_a_tool_printed_is_redacted_in_the_recording(tmp_path, monkeypatch):
+    """The key gets into a tool result (a tool printed it) and the model repeats it."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_" + "t" * 30)
+
+    @al.tool
+    def leak() -> str:
+        """Prints what a careless script would."""
+        return f"ANTHROPIC_API_KEY={KEY} GITHUB_TOKEN=ghp_{'t' * 30}"
+
+    path = tmp_path / "s.jsonl"
+    steps = [[tool_use("leak", {})], f"I saw {KEY}"]
+    with FakeMessagesServer(steps) as server:
+        real = anthropic.Anthropic(api_key=KEY, base_url=server.url, max_retries=0)
+        messages = [{"role": "user", "content": "go"}]
+        al.agent_loop(messages, al.record(real, path), tools=[leak], model=MODEL)
+    text_ = path.read_text("utf-8")
+    assert KEY in json.dumps(messages)  # the history in memory is untouched
+    assert KEY not in text_ and "t" * 30 not in text_
+    assert "[REDACTED:ANTHROPIC_API_KEY]" in text_ and "[REDACTED:GITHUB_TOKEN]" in text_
+    assert len(text_.splitlines()) == 2  # both requests, the reply with the key too
+    # Replayed where the same secrets are known, the redacted requests still match.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    again = [{"role": "user", "content": "go"}]
+    result = al.agent_loop(again, al.ReplayClient(path), tools=[leak], model=MODEL)
+    assert result.ended == "model" and len(again) == 4

@@ -17,6 +17,8 @@ from agentlab.testing import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 HI = [{"role": "user", "content": "hi"}]
+# Over Sonnet 5.5's minimum cacheable prompt (512 tokens; 4 characters a token here).
+LONG_SYSTEM = "You are a careful assistant who notes numbers. " * 60
 
 
 def sdk(server: FakeMessagesServer, retries: int = 0, **options) -> anthropic.Anthropic:
@@ -53,6 +55,7 @@ def test_a_stream_is_the_apis_event_sequence():
         raw = httpx2.post(
             server.url + "/v1/messages",
             json={"model": MODEL, "max_tokens": 9, "messages": HI, "stream": True},
+            headers={"anthropic-version": "2023-06-01"},
         )
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
@@ -193,7 +196,9 @@ def test_a_tool_call_cut_off_by_max_tokens_is_never_run_even_when_streamed():
 def test_prompt_caching_marks_each_request_keeps_tools_stable_and_shows_cache_reads():
     script = [[tool_use("note", {"x": 1})], [tool_use("note", {"x": 2})], "done"]
     with FakeMessagesServer(script) as server:
-        loop = al.AgentLoop(sdk(server), "note twice", tools=[note], model=MODEL, cache=True)
+        loop = al.AgentLoop(
+            sdk(server), "note twice", tools=[note], model=MODEL, cache=True, system=LONG_SYSTEM
+        )
         loop.run()
     bodies = [r.body for r in server.requests]
     assert all(b["cache_control"] == {"type": "ephemeral"} for b in bodies)
@@ -253,3 +258,285 @@ def test_connect_follows_anthropic_base_url_to_the_server(monkeypatch, capsys):
         result = al.agent_loop([{"role": "user", "content": "hello?"}], client, model=MODEL)
     assert isinstance(client, anthropic.Anthropic) and len(server.requests) == 1
     assert "demo" in result.text and server.requests[0].body["model"] == MODEL
+
+
+# ---------------------------------------------------------------------------
+# GET /v1/models, generation controls through the SDK
+# ---------------------------------------------------------------------------
+
+
+def test_the_sdk_lists_and_retrieves_models():
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        ids = [m.id for m in client.models.list()]
+        one = client.models.retrieve(MODEL)
+        with pytest.raises(anthropic.NotFoundError, match="claude-nope"):
+            client.models.retrieve("claude-nope")
+    assert MODEL in ids and "claude-haiku-4-5" in ids
+    assert one.display_name == "Claude Sonnet 5.5" and one.created_at.year == 2026
+
+
+def test_max_tokens_cuts_a_stream_and_the_loop_does_not_run_the_cut_call():
+    runs: list[int] = []
+
+    @al.tool
+    def count(x: int) -> str:
+        """Counts runs."""
+        runs.append(x)
+        return "ran"
+
+    reply = [text("I will count."), tool_use("count", {"x": 123456789})]
+    with FakeMessagesServer([reply]) as server:
+        with sdk(server).messages.stream(
+            model=MODEL, max_tokens=4, messages=HI, tools=[count.definition]
+        ) as stream:
+            final = stream.get_final_message()
+    assert final.stop_reason == "max_tokens" and final.usage.output_tokens == 4
+    assert [b.type for b in final.content] == ["text", "tool_use"]
+    assert final.content[1].input in ({}, {"x": 1})  # what fitted of the input, never run
+    assert runs == []
+
+
+def test_a_request_for_an_unknown_model_is_accepted_with_any_model():
+    with FakeMessagesServer(["fine"], any_model=True) as server:
+        reply = sdk(server).messages.create(model="my-local-model", max_tokens=5, messages=HI)
+    assert reply.content[0].text == "fine"
+
+
+# ---------------------------------------------------------------------------
+# The prompt-cache simulation follows the documented rules
+# ---------------------------------------------------------------------------
+
+LONG = "word " * 800  # about 1,000 tokens at 4 characters a token
+
+
+def turn(n: int, mark: str = "last") -> dict:
+    """A request of ``n`` user/assistant exchanges; ``mark`` says where the breakpoint is."""
+    messages: list[dict] = []
+    for i in range(n):
+        messages += [{"role": "user", "content": [{"type": "text", "text": f"question {i}"}]},
+                     {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]}]  # fmt: skip
+    messages.append({"role": "user", "content": [{"type": "text", "text": f"question {n}"}]})
+    system = [{"type": "text", "text": LONG}]
+    if mark == "last":
+        messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    elif mark == "system":
+        system[-1]["cache_control"] = {"type": "ephemeral"}
+    return {"model": MODEL, "max_tokens": 10, "system": system, "messages": messages}
+
+
+def test_a_breakpoint_moved_to_the_newest_message_reads_what_the_last_turn_wrote():
+    from agentlab.testing.cache import PromptCache, count
+
+    cache = PromptCache()
+    first, second, third = (cache.usage(turn(n), 512) for n in (0, 1, 2))
+    assert first["cache_read_input_tokens"] == 0 and first["cache_creation_input_tokens"] > 1000
+    assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+    assert third["cache_read_input_tokens"] == count(turn(1))  # all of turn 2's prompt
+    for n, u in zip((0, 1, 2), (first, second, third)):
+        assert u["input_tokens"] == 0  # nothing after the last breakpoint
+        assert u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] == count(turn(n))
+
+
+def test_a_system_only_breakpoint_reads_the_system_and_the_rest_is_input():
+    from agentlab.testing.cache import PromptCache, count
+
+    cache = PromptCache()
+    a, b = cache.usage(turn(0, "system"), 512), cache.usage(turn(3, "system"), 512)
+    assert a["cache_read_input_tokens"] == 0 and a["cache_creation_input_tokens"] > 0
+    assert b["cache_read_input_tokens"] == a["cache_creation_input_tokens"]
+    assert b["cache_creation_input_tokens"] == 0
+    assert b["input_tokens"] == count(turn(3, "system")) - b["cache_read_input_tokens"] > 0
+
+
+def test_a_prompt_below_the_minimum_is_not_cached_and_the_minimum_is_per_model():
+    from agentlab.testing.cache import PromptCache
+
+    short = {"model": MODEL, "max_tokens": 5, "cache_control": {"type": "ephemeral"},
+             "messages": [{"role": "user", "content": "hi " * 100}]}  # fmt: skip
+    cache = PromptCache()
+    for _ in range(2):
+        u = cache.usage(short, 512)
+        assert u["cache_creation_input_tokens"] == u["cache_read_input_tokens"] == 0
+    haiku = turn(0)  # about 1,000 tokens: enough for Sonnet 5.5 (512), not for Haiku 4.5 (4,096)
+    assert (
+        cache.usage(haiku, al.models.get("claude-haiku-4-5").min_cache_tokens)[
+            "cache_creation_input_tokens"
+        ]
+        == 0
+    )
+    assert cache.usage(haiku, al.models.get(MODEL).min_cache_tokens)["cache_creation_input_tokens"]
+
+
+def test_without_a_breakpoint_nothing_is_cached_even_if_the_prefix_was():
+    from agentlab.testing.cache import PromptCache
+
+    cache = PromptCache()
+    cache.usage(turn(1), 512)
+    plain = turn(1, mark="none")
+    u = cache.usage(plain, 512)
+    assert u["cache_read_input_tokens"] == 0 and u["input_tokens"] > 1000
+
+
+# ---------------------------------------------------------------------------
+# HTTP: framing, limits, slow and idle clients
+# ---------------------------------------------------------------------------
+
+HEAD = "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2026-10-21\r\n"
+BODY = json.dumps({"model": MODEL, "max_tokens": 10, "messages": HI}).encode()
+
+
+def raw(server: FakeMessagesServer, data: bytes, wait: float = 3.0) -> bytes:
+    """Send bytes, then read until the server closes or ``wait`` seconds pass."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=wait) as s:
+        s.sendall(data)
+        got = b""
+        try:
+            while chunk := s.recv(65536):
+                got += chunk
+                if b"\r\n\r\n" in got and b"connection: close" not in got.lower():
+                    head, _, rest = got.partition(b"\r\n\r\n")
+                    length = [
+                        ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")
+                    ]
+                    if length and len(rest) >= int(length[0].split(b":")[1]):
+                        break
+        except TimeoutError:
+            pass
+        return got
+
+
+def status_and_body(answer: bytes) -> tuple[int, dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_a_chunked_body_is_read_whole():
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(BODY[i : i + 7]), BODY[i : i + 7]) for i in range(0, len(BODY), 7)
+    )
+    with FakeMessagesServer(lambda body: f"got {body['messages'][0]['content']}") as server:
+        status, body = status_and_body(
+            raw(
+                server,
+                (HEAD + "transfer-encoding: chunked\r\n\r\n").encode() + chunks + b"0\r\n\r\n",
+            )
+        )
+    assert status == 200 and body["content"][0]["text"] == "got hi"
+
+
+@pytest.mark.parametrize("length", ["abc", "-1", "1e3", ""])
+def test_a_content_length_that_is_not_a_number_is_a_400_and_closes(length):
+    with FakeMessagesServer(["never"]) as server:
+        answer = raw(server, (HEAD + f"content-length: {length}\r\n\r\n").encode() + BODY)
+    status, body = status_and_body(answer)
+    assert status == 400 and body["error"]["type"] == "invalid_request_error"
+    assert b"connection: close" in answer.lower() and server.count == 0
+
+
+def test_a_body_shorter_than_its_content_length_times_out_with_the_apis_code():
+    from agentlab.testing import Limits
+
+    with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
+        answer = raw(server, (HEAD + f"content-length: {len(BODY) + 50}\r\n\r\n").encode() + BODY)
+    status, body = status_and_body(answer)
+    assert status == 400 and body["error"]["details"]["error_code"] == "request_body_timeout"
+
+
+def test_a_body_over_the_limit_is_a_413_in_the_apis_shape_without_reading_it():
+    from agentlab.testing import Limits
+
+    with FakeMessagesServer(["never"], limits=Limits(max_body=1000)) as server:
+        big = json.dumps(
+            {"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "x" * 5000}]}
+        )
+        status, body = status_and_body(
+            raw(server, (HEAD + f"content-length: {len(big)}\r\n\r\n" + big).encode())
+        )
+        with pytest.raises(anthropic.APIStatusError) as info:  # the SDK sees the same
+            sdk(server).messages.create(
+                model=MODEL, max_tokens=5, messages=[{"role": "user", "content": "x" * 5000}]
+            )
+    assert status == 413 and body["error"]["type"] == "request_too_large"
+    assert info.value.status_code == 413
+
+
+def test_deeply_nested_json_is_refused_and_the_server_goes_on():
+    for depth in (150, 5000):  # past the limit of 100; past Python's own recursion limit
+        deep = json.dumps({"model": MODEL, "max_tokens": 5, "messages": HI})[:-1]
+        deep += ', "metadata": ' + "[" * depth + "]" * depth + "}"
+        with FakeMessagesServer(["still here"]) as server:
+            head = HEAD + f"content-length: {len(deep)}\r\n\r\n"
+            status, body = status_and_body(raw(server, (head + deep).encode()))
+            after = sdk(server).messages.create(model=MODEL, max_tokens=5, messages=HI)
+        assert status == 400 and body["error"]["type"] == "invalid_request_error"
+        assert after.content[0].text == "still here"
+
+
+def test_idle_connections_are_closed_and_never_lock_others_out():
+    import socket
+
+    from agentlab.testing import Limits
+
+    limits = Limits(max_connections=8, idle_timeout=0.5)
+    with FakeMessagesServer(["served"], limits=limits) as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(8)]
+        # All slots taken: the next client gets 529 Overloaded, which the SDK retries,
+        # and by then the idle connections have been closed by the server.
+        reply = sdk(server, retries=4).messages.create(model=MODEL, max_tokens=5, messages=HI)
+        for s in idle:
+            s.settimeout(2)
+            assert s.recv(10) == b""  # closed by the server
+            s.close()
+    assert reply.content[0].text == "served"
+
+
+def test_a_slow_sender_is_cut_off_at_the_request_deadline():
+    import socket
+    import time
+
+    from agentlab.testing import Limits
+
+    with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            start = time.monotonic()
+            s.settimeout(3)
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\n")
+            try:
+                for _ in range(30):  # one header line every 0.1 s: never finishes
+                    s.sendall(b"x-slow: 1\r\n")
+                    time.sleep(0.1)
+            except OSError:
+                pass  # the server closed the connection
+            s.recv(100)
+            took = time.monotonic() - start
+    assert took < 2.5 and server.count == 0
+
+
+def test_a_class_server_keeps_nothing_per_request():
+    with FakeMessagesServer(["a", "b", "c"], record=0) as server:
+        client = sdk(server)
+        for _ in range(3):
+            client.messages.create(model=MODEL, max_tokens=5, messages=HI)
+    assert server.count == 3 and len(server.requests) == 0
+
+
+def test_a_failing_reply_function_is_a_500_that_says_why_and_the_server_goes_on():
+    answers = iter([KeyError("oops"), "fine"])
+
+    def reply(body):
+        item = next(answers)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    with FakeMessagesServer(reply) as server:
+        client = sdk(server, retries=2)
+        with pytest.raises(anthropic.InternalServerError, match="KeyError"):
+            client.messages.create(model=MODEL, max_tokens=5, messages=HI)
+        assert (
+            client.messages.create(model=MODEL, max_tokens=5, messages=HI).content[0].text == "fine"
+        )
+    assert [r.status for r in server.requests] == [500, 200]  # x-should-retry: false

@@ -7,6 +7,7 @@ import json
 import pytest
 
 import agentlab as al
+from agentlab import models
 from agentlab.i18n import set_language
 from agentlab.offline import DemoClient, ScriptedClient, make_message, tool_use
 from agentlab.usage import (
@@ -72,9 +73,16 @@ def test_prices_match_the_longest_prefix():
     assert price_for("gpt-4o") is None and price_for(None) is None
 
 
-def test_the_price_table_is_one_well_formed_data_file():
-    data = json.loads(PRICES_FILE.read_text("utf-8"))
-    assert data == prices() and data["checked"] and data["source"].startswith("https://")
+def test_prices_come_from_the_model_table_and_are_well_formed():
+    table = json.loads(
+        PRICES_FILE.read_text("utf-8")
+    )  # models.json: one file for models and prices
+    data = prices()
+    assert PRICES_FILE.name == "models.json" and data["checked"] == table["checked"]
+    assert data["source"].startswith("https://") and "pricing" in data["source"]
+    for model, row in table["models"].items():  # a served model's price is its row's
+        assert data["models"][model] == row["prices"] and price_for(model).prefix == model
+        assert price_for(model).input == models.get(model).prices["input"]
     for prefix, row in data["models"].items():
         assert set(row) == {"input", "output", "cache_write", "cache_read"}, prefix
         assert all(isinstance(v, (int, float)) and v >= 0 for v in row.values()), prefix
@@ -96,7 +104,7 @@ def test_the_demo_model_costs_nothing_and_an_unknown_model_has_no_estimate():
     assert demo.model == "agentlab-demo" and demo.dollars == 0
     unknown = estimate_cost([usage(10, 10)], "my-local-model")
     assert unknown.dollars is None and "my-local-model" in unknown.note
-    assert "prices.json" in unknown.note
+    assert "models.json" in unknown.note
     result = loop.result()  # a LoopResult does not know its model
     assert estimate_cost(result).dollars is None and "model=" in estimate_cost(result).note
     assert estimate_cost(result, "claude-haiku-4-5").dollars is not None

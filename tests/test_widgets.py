@@ -560,7 +560,7 @@ def test_chinese_labels(tmp_path: Path) -> None:
     assert (
         view.next_button.description == "下一阶段" and view.run_button.description == "运行到结束"
     )
-    assert "智能体循环" in view.title.value
+    assert "Agent 循环" in view.title.value
 
 
 # --------------------------------------------------------------------------- display without widgets

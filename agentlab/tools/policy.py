@@ -8,7 +8,14 @@ model can adapt.
 
 ``Policy`` is a ready-made ``approve``: a mode (``auto``, ``confirm``,
 ``deny``) plus allow/ask/deny patterns, checked deny -> ask -> allow, first
-match wins.
+match wins. An allow pattern approves a shell command only when *every*
+simple command in it matches an allow pattern and nothing in it expands,
+redirects or groups (``$(...)``, backticks, ``$VAR``, ``>``, ``<(...)``,
+``( )``, ``{ }``, ``if``, ``VAR=value cmd``): ``allow=["ls*"]`` approves
+``ls -la`` but asks about ``ls; curl x | sh``, ``ls $(rm x)`` and ``ls > f``.
+Commands are split with the standard library's ``shlex`` (see
+``split_commands``). Deny and ask patterns are a convenience, not a wall: a
+command can always be spelt so that no pattern sees it (``r''m -rf /``).
 
 ``lesson_blocklist`` is the lesson's substring check. It is a teaching aid,
 NOT security: ``rm -r -f /`` slips past a check for ``rm -rf /``. Real limits
@@ -20,11 +27,22 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Policy", "Verdict", "as_verdict", "describe_call", "lesson_blocklist"]
+__all__ = [
+    "Commands",
+    "Policy",
+    "Verdict",
+    "as_verdict",
+    "asks_by_default",
+    "describe_call",
+    "lesson_blocklist",
+    "split_commands",
+]
 
 Mode = Literal["auto", "confirm", "deny"]
 
@@ -78,6 +96,69 @@ def describe_call(call: Any) -> str:
     return f"{name}({json.dumps(data, ensure_ascii=False)})"
 
 
+def _is_command(call: Any) -> bool:
+    data = getattr(call, "input", None)
+    if data is None and isinstance(call, Mapping):
+        data = call.get("input")
+    return isinstance(data, Mapping) and set(data) == {"command"}
+
+
+@dataclass(frozen=True)
+class Commands:
+    """A shell command split into its simple commands (see ``split_commands``)."""
+
+    commands: list[str]  # each simple command: its words, joined by single spaces
+    problem: str = ""  # why an allow pattern cannot approve it ("" if it can)
+
+
+# Words bash reads as the start of a compound command (or a negation).
+_RESERVED = {
+    "!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac",
+    "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while",
+}  # fmt: skip
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=")
+_OPERATORS = ";&|<>()\n"
+
+
+def split_commands(command: str) -> Commands:
+    """Split a shell command at ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines.
+
+    We use ``shlex`` (standard library, with ``punctuation_chars``) rather
+    than ``bashlex``: bashlex parses more of bash, but it is GPL-licensed and
+    we only need one answer, "is this a list of plain commands?", which can
+    be given conservatively. shlex removes quotes, so ``';'`` looks like a
+    separator and ``'$x'`` like an expansion: such commands are asked about
+    although they are harmless. The reverse never happens: shlex never sees
+    fewer commands or expansions than bash does. (``#`` is not read as a
+    comment, for the same reason: ``ls#; rm x`` is two commands to bash.)
+    """
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=_OPERATORS)
+    lexer.whitespace = " \t"  # a newline separates commands, as in bash
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError as e:  # an unclosed quote or a trailing backslash
+        return Commands([], f"cannot be split ({e})")
+    commands: list[list[str]] = [[]]
+    problem = ""
+    for token in tokens:
+        if token and set(token) <= set(_OPERATORS):
+            if set(token) <= set(";&|\n"):  # a separator or a pipe
+                commands.append([])
+                continue
+            problem = problem or f"it redirects or groups ({token.strip()!r})"
+        elif "$" in token or "`" in token:
+            problem = problem or "it expands or substitutes ($ or `)"
+        elif not commands[-1] and (token in _RESERVED or _ASSIGNMENT.match(token)):
+            problem = problem or f"it starts with {token!r}"
+        commands[-1].append(token)
+    words = [" ".join(c) for c in commands if c]
+    if not words:
+        problem = problem or "there is no command in it"
+    return Commands(words, problem)
+
+
 def _matches(patterns: Iterable[str], text: str) -> str | None:
     for p in patterns:
         if fnmatch.fnmatchcase(text, p):
@@ -90,10 +171,16 @@ class Policy:
     """An ``approve`` callback built from a mode and patterns.
 
     Patterns are shell-style globs (``fnmatch``) matched against the command
-    for bash, or ``name(json-input)`` for other tools: ``"ls*"``, ``"git status*"``.
+    for bash, or ``name(json-input)`` for other tools: ``"ls"``, ``"ls *"``,
+    ``"git status*"`` (``"ls*"`` also matches ``lsof``).
     Order: ``deny`` patterns, then ``ask``, then ``allow``; the first match
-    wins. With no match the mode decides: ``auto`` runs, ``deny`` refuses,
-    ``confirm`` asks ``ask_user(call) -> bool | str | Verdict``.
+    wins. ``deny`` and ``ask`` match the whole command or any simple command
+    in it. ``allow`` approves only a command whose every simple command is
+    matched and in which nothing expands, redirects or groups (see
+    ``split_commands``); an allow pattern trusts the arguments it matches
+    (``"find *"`` allows ``find . -delete``). With no match the mode
+    decides: ``auto`` runs, ``deny`` refuses, ``confirm`` asks
+    ``ask_user(call) -> bool | str | Verdict``.
     """
 
     mode: Mode = "auto"
@@ -108,11 +195,14 @@ class Policy:
 
     def __call__(self, call: Any) -> Verdict:
         text = describe_call(call)
-        if p := _matches(self.deny, text):
-            return Verdict.deny(f"matches the deny pattern {p!r}")
-        if _matches(self.ask, text):
+        parts = split_commands(text) if _is_command(call) else Commands([text])
+        texts = [text, *parts.commands]
+        for t in texts:
+            if p := _matches(self.deny, t):
+                return Verdict.deny(f"matches the deny pattern {p!r}")
+        if any(_matches(self.ask, t) for t in texts):
             return self._ask(call)
-        if _matches(self.allow, text):
+        if not parts.problem and all(_matches(self.allow, c) for c in parts.commands):
             return Verdict.approve()
         if self.mode == "auto":
             return Verdict.approve()
@@ -124,6 +214,22 @@ class Policy:
         if self.ask_user is None:
             return Verdict.deny("approval needed, but nobody was asked (no ask_user callback)")
         return as_verdict(self.ask_user(call))
+
+
+def asks_by_default(client: Any) -> bool:
+    """The one approval default: ask before each tool unless the model is offline.
+
+    agentlab's offline clients (the demo model, scripted and replayed ones)
+    run tools unasked; anything else (the real SDK, with a key or a base URL,
+    or a client we do not know) is asked about. ``agentlab run`` and
+    ``%%agent`` follow this unless told ``--yes``.
+    """
+    from agentlab.offline import ScriptedClient
+    from agentlab.recording import RecordingClient, ReplayClient
+
+    while isinstance(client, RecordingClient):
+        client = client.client
+    return not isinstance(client, (ScriptedClient, ReplayClient))
 
 
 DANGEROUS = ("rm -rf /", "sudo", "shutdown", "reboot", "> /dev/")

@@ -9,12 +9,22 @@ keyboard input, leaves a background process behind, or prints the API key
 with ``env``. ``run_bash`` is the same idea with those holes closed:
 
 - each command runs in ``bash -c`` in its own process group, and when the
-  call ends (normally, on timeout or on Ctrl-C) the whole group is stopped,
-  so nothing it started keeps running;
+  call ends (normally, on timeout or on Ctrl-C) the whole group is stopped;
+  on Linux every other process it started is stopped too, even one that
+  left the group (``setsid``, a double-forked daemon): while the command
+  runs, our process is a "child subreaper" (``prctl``), so such orphans
+  become our children instead of init's, and we find them through
+  ``/proc/PID/task/TID/children``, freeze them (SIGSTOP) and kill them;
 - output is read in chunks and capped *while* reading: we keep the head and
   the tail and count the bytes in between, so memory stays small;
 - stdin is closed (``read`` and bare ``cat`` finish at once);
-- the child gets an allow-listed environment, without API keys or tokens.
+- the child gets an allow-listed environment, without API keys or tokens;
+- on Linux, while the command runs our process is marked not "dumpable"
+  (``prctl(PR_SET_DUMPABLE, 0)``), so a command running as the same user
+  cannot read our environment (``/proc/$PPID/environ``) or memory
+  (``/proc/$PPID/mem``, a debugger) where the API key lives. Root (and any
+  process with CAP_SYS_PTRACE) still can; so can anything that runs when no
+  command is running.
 
 Failures come back as data (a ``BashResult`` the model can read), never as
 exceptions, except Ctrl-C, which stops the command and is raised again.
@@ -27,6 +37,9 @@ This is not a sandbox: the command can read and change any file you can
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import os
 import re
 import selectors
@@ -35,8 +48,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,25 +186,26 @@ def run_bash(
             "(it includes Git Bash) or use WSL; elsewhere install bash with your package manager",
             where,
         )
-    try:
-        proc = subprocess.Popen(
-            [bash, "-c", command],
-            cwd=where,
-            env=_child_env(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # one stream, in the order it was printed
-            start_new_session=os.name != "nt",  # its own process group, to stop it whole
-        )
-    except (OSError, ValueError) as e:  # e.g. a NUL byte in the command, or permissions
-        return fail(f"cannot run: {e}", where)
-
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
-    if os.name == "nt":
-        why = _collect_windows(proc, out, timeout)
-    else:
-        why = _collect(proc, out, start + timeout, stop_after)
+    with _guarded() as before:  # may wait for another thread's command to finish
+        start = time.monotonic()  # the timeout counts from here
+        try:
+            proc = subprocess.Popen(
+                [bash, "-c", command],
+                cwd=where,
+                env=_child_env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # one stream, in the order it was printed
+                start_new_session=os.name != "nt",  # its own process group, to stop it whole
+            )
+        except (OSError, ValueError) as e:  # e.g. a NUL byte in the command, or permissions
+            return fail(f"cannot run: {e}", where)
+        if os.name == "nt":
+            why = _collect_windows(proc, out, timeout)
+        else:
+            why = _collect(proc, out, start + timeout, stop_after, before)
     exit_code = proc.returncode if why == "done" else None
     text = out.text()
     if why == "timeout":
@@ -259,7 +274,128 @@ def _add_line(text: str, line: str) -> str:
     return text + line
 
 
-def _collect(proc: subprocess.Popen[bytes], out: _Capped, deadline: float, stop_after: int) -> str:
+# ---------------------------------------------------------------------------
+# Linux: keep secrets and leftover processes in hand while a command runs
+# ---------------------------------------------------------------------------
+
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
+_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+_guard_lock = threading.Lock()  # one command at a time may change these settings
+GUARD = sys.platform == "linux"  # tests turn it off to show what it prevents
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)  # the C library this Python already uses
+
+
+def _prctl(option: int, value: int = 0) -> int:
+    """Call Linux's ``prctl(option, value)``; raises OSError on failure."""
+    result = int(_libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0))
+    if result < 0:
+        raise OSError(ctypes.get_errno(), "prctl failed")
+    return result
+
+
+def _subreaper() -> int:
+    flag = ctypes.c_int(0)
+    _libc().prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    return flag.value
+
+
+def _children(pid: int) -> set[int]:
+    """The process ids whose parent is ``pid`` (one of its threads), from /proc."""
+    found: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found.update(int(word) for word in f.read().split())
+    except OSError:  # the process or thread has gone
+        pass
+    return found
+
+
+def _descendants(roots: Iterable[int]) -> set[int]:
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(_children(pid))
+    return found
+
+
+@contextlib.contextmanager
+def _guarded() -> Iterator[set[int] | None]:
+    """While a command runs (Linux): not dumpable, and a child subreaper.
+
+    Yields the set of our children from before the command started (to tell
+    them from the command's), or None where processes cannot be tracked.
+    Both settings are put back afterwards: a kernel that is never dumpable
+    cannot be inspected by a debugger, and a permanent subreaper would
+    collect the orphans of everything else it runs. They belong to the whole
+    process, so commands run one at a time here, and a process that another
+    thread starts while a command runs is counted as the command's.
+    """
+    me = os.getpid()
+    if not GUARD or not os.path.exists(f"/proc/{me}/task/{me}/children"):
+        yield None
+        return
+    with _guard_lock:
+        try:
+            dumpable, reaper = _prctl(_PR_GET_DUMPABLE), _subreaper()
+            _prctl(_PR_SET_DUMPABLE, 0)
+            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+            before: set[int] | None = _children(me)
+        except OSError:  # a sandbox that forbids prctl: only the process group is stopped
+            dumpable, reaper, before = 1, 0, None
+        try:
+            yield before
+        finally:
+            with contextlib.suppress(OSError):
+                _prctl(_PR_SET_CHILD_SUBREAPER, reaper)
+                _prctl(_PR_SET_DUMPABLE, dumpable)
+
+
+def _stop_the_rest(bash: int, before: set[int]) -> None:
+    """Kill every process the command started, wherever it went; reap what comes to us."""
+    me = os.getpid()
+    frozen: set[int] = set()
+    while True:  # freeze first, so that nothing can fork while we look
+        found = _descendants(_children(me) - before) - frozen - {bash}
+        if not found:
+            break
+        for pid in found:
+            _signal(pid, signal.SIGSTOP)
+        frozen |= found
+    for pid in frozen:
+        _signal(pid, signal.SIGKILL)
+    # Orphans became our children: wait for them, or they stay as zombies.
+    deadline = time.monotonic() + 2
+    while (ours := _children(me) & frozen) and time.monotonic() < deadline:
+        for pid in ours:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.001)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    out: _Capped,
+    deadline: float,
+    stop_after: int,
+    before: set[int] | None = None,
+) -> str:
     """Read the output into ``out`` until the command is done, then stop its group.
 
     Returns why reading ended: "done" (bash exited; its code is in
@@ -317,7 +453,7 @@ def _collect(proc: subprocess.Popen[bytes], out: _Capped, deadline: float, stop_
         # However we got here (Ctrl-C too, which goes on up after this), stop
         # everything the command started, then reap it.
         sel.close()
-        _stop_group(proc, exit_fd)
+        _stop_group(proc, exit_fd, before)
         proc.stdout.close()
         if exit_fd is not None:
             os.close(exit_fd)
@@ -333,8 +469,13 @@ def _exit_fd(pid: int) -> int | None:
     return None  # macOS and others: _collect checks proc.poll() every _POLL seconds
 
 
-def _stop_group(proc: subprocess.Popen[bytes], exit_fd: int | None) -> None:
-    """Stop the command's whole process group: SIGTERM, a short grace, then SIGKILL."""
+def _stop_group(
+    proc: subprocess.Popen[bytes], exit_fd: int | None, before: set[int] | None = None
+) -> None:
+    """Stop the command's whole process group: SIGTERM, a short grace, then SIGKILL.
+
+    With ``before`` (Linux), then every other process the command started.
+    """
     if _signal_group(proc.pid, signal.SIGTERM):
         # Give bash a moment to exit cleanly. Where we can, wait without
         # reaping it: its zombie keeps the group id from being reused.
@@ -348,6 +489,8 @@ def _stop_group(proc: subprocess.Popen[bytes], exit_fd: int | None) -> None:
             except subprocess.TimeoutExpired:
                 pass
         _signal_group(proc.pid, signal.SIGKILL)  # whatever ignored SIGTERM
+    if before is not None:
+        _stop_the_rest(proc.pid, before)
     proc.wait()
 
 

@@ -1,0 +1,343 @@
+"""Checking a Messages-API request the way the API does, before any model sees it.
+
+``check_request(params)`` returns the API's error messages for one
+``messages.create`` (or ``count_tokens``) request, ``[]`` when it would be
+accepted. The offline clients raise the first one as the SDK's own
+``BadRequestError`` (``bad_request``); ``agentlab serve`` answers it as a 400.
+
+Three layers, in the order the API reports them:
+
+1. the request's fields: required ones, fields this API version does not know
+   (``anthropic-version: 2026-10-21`` refuses them: "<field>: Extra inputs are
+   not permitted"), ``max_tokens``;
+2. what the model accepts (from ``agentlab.models``): thinking types, forced
+   ``tool_choice``, sampling parameters, assistant prefill, ``system`` messages;
+3. the history itself (``agentlab.history.validate``): roles, pairing of
+   ``tool_use`` and ``tool_result``, empty blocks; then the tool definitions.
+
+Where the API's exact wording is not known from public material, the message
+below says so in a comment: it is agentlab's wording, not the API's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Mapping
+from functools import lru_cache
+from typing import Any
+
+from agentlab import models, thinking
+from agentlab.history import as_dict, blocks, check_at, validate
+
+__all__ = [
+    "SDK_API_VERSION",
+    "STRICT_API_VERSION",
+    "bad_request",
+    "check_headers",
+    "check_request",
+    "fingerprint",
+    "known_fields",
+]
+
+# What the installed SDK (anthropic 2.14) sends as `anthropic-version`
+# (anthropic/_constants.py, ANTHROPIC_API_VERSION). The offline clients have no
+# headers, so their requests are checked as if they came with this one.
+SDK_API_VERSION = "2026-10-21"
+# From this version on, unknown top-level fields are refused
+# (../shared/ECOSYSTEM.md "The real API today", from the Sonnet 5.5 migration guide, 2026-11-30).
+STRICT_API_VERSION = "2026-10-21"
+SAMPLING = ("temperature", "top_p", "top_k")
+# Keyword arguments of the SDK's create() that are request options, not body fields.
+SDK_OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+
+
+@lru_cache(maxsize=4)
+def known_fields(beta: bool = False, count_tokens: bool = False) -> frozenset[str]:
+    """The top-level request fields the installed SDK can send (its TypedDicts).
+
+    ``beta`` adds the beta-only fields (``thread``, ``context_management`` ...);
+    ``betas`` itself travels as the ``anthropic-beta`` header, not in the body.
+    """
+    from anthropic.types import message_count_tokens_params, message_create_params
+    from anthropic.types.beta import message_create_params as beta_params
+
+    def keys(td: Any) -> set[str]:
+        return set(td.__required_keys__) | set(td.__optional_keys__)
+
+    if count_tokens:
+        return frozenset(keys(message_count_tokens_params.MessageCountTokensParams))
+    fields = keys(message_create_params.MessageCreateParamsBase) | {"stream"}
+    if beta:
+        fields |= keys(beta_params.MessageCreateParamsBase) - {"betas"}
+    return frozenset(fields)
+
+
+def check_headers(headers: Mapping[str, str]) -> list[str]:
+    """Errors about the request's headers (lower-case names)."""
+    if not headers.get("anthropic-version"):
+        # The API's answer to a request without the header, as seen in public
+        # curl transcripts and issue reports; not worded on a docs page we can cite.
+        return ["anthropic-version: header is required"]
+    return []
+
+
+def check_request(
+    params: Mapping[str, Any],
+    *,
+    seen: list[Any] | None = None,
+    api_version: str = SDK_API_VERSION,
+    beta: bool = False,
+    count_tokens: bool = False,
+    paused: Collection[str] | None = None,
+) -> list[str]:
+    """The API's error messages for this request; [] if it would be accepted.
+
+    ``api_version`` is the request's ``anthropic-version`` (default: what the
+    installed SDK sends). ``beta`` says the request came through the beta
+    endpoint or with an ``anthropic-beta`` header (``thread`` and friends are
+    then known fields). ``seen`` is the message list of an earlier request that
+    passed: when the new history still starts with those very objects, only
+    the new messages are checked, so a long conversation costs the same per
+    turn as a short one.
+
+    ``paused`` holds the ``fingerprint`` of every ``pause_turn`` reply the
+    caller gave out: a history that ends on one of those is a paused turn sent
+    back to be continued, not a prefill. A caller that keeps no such record
+    passes None, and then the prefill rule is not applied (it could not tell
+    the two apart).
+    """
+    errors: list[str] = []
+    required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
+    errors += [f"{key}: Field required" for key in required if key not in params]
+    info = models.get(params.get("model"))
+    errors += _fields(params, info, api_version, beta, count_tokens)
+    if not count_tokens:
+        errors += _max_tokens(params, info)
+    errors += _thinking(params, info)
+    errors += _tool_choice(params, info)
+    messages = params.get("messages")
+    if "messages" in params:
+        errors += _history(messages, info, seen, bool(params.get("thread")), paused)
+    errors += _tools(params.get("tools"))
+    if isinstance(messages, list) and messages:  # thinking blocks: unchanged, and not dropped
+        since = len(seen) if seen and _extends(messages, seen) else 0
+        errors += thinking.check(params, since=since)
+    return errors
+
+
+# ---------------------------------------------------------------------------
+# Fields and settings
+# ---------------------------------------------------------------------------
+
+
+def _fields(
+    params: Mapping[str, Any],
+    info: models.ModelInfo | None,
+    api_version: str,
+    beta: bool,
+    count_tokens: bool,
+) -> list[str]:
+    sampling_ok = info is None or info.sampling
+    if api_version >= STRICT_API_VERSION:
+        allowed = known_fields(beta, count_tokens) | set(SDK_OPTIONS)
+        allowed |= set(SAMPLING) if sampling_ok else set()
+        return [f"{key}: Extra inputs are not permitted" for key in params if key not in allowed]
+    # Older versions ignore unknown fields. A sampling parameter on a model that
+    # takes none is refused; the API's wording for this case is not public:
+    # this sentence is agentlab's.
+    return [
+        f"{key}: is not supported by {info.id}"
+        for key in SAMPLING
+        if key in params and info is not None and not sampling_ok
+    ]
+
+
+def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
+    value = params.get("max_tokens")
+    if "max_tokens" not in params:
+        return []
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return ["max_tokens: Input should be greater than or equal to 1"]
+    if info is not None and value > info.max_output:
+        # Wording as reported publicly for earlier models (2025-2026 issue threads).
+        return [
+            f"max_tokens: {value} > {info.max_output}, which is the maximum allowed "
+            f"number of output tokens for {params.get('model')}"
+        ]
+    return []
+
+
+def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
+    thinking = params.get("thinking")
+    if thinking is None or info is None:
+        return []
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    if kind not in info.thinking:
+        # That Sonnet 5.5 refuses "enabled"/"disabled" and budgets is documented
+        # (migration guide, see ECOSYSTEM.md); the exact sentence is not public.
+        accepted = " or ".join(f"'{k}'" for k in info.thinking)
+        return [f"thinking.type: '{kind}' is not supported by {info.id}; use {accepted}"]
+    return []
+
+
+def _tool_choice(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
+    choice = params.get("tool_choice")
+    if choice is None:
+        return []
+    kind = choice.get("type") if isinstance(choice, Mapping) else None
+    if kind not in ("auto", "any", "tool", "none"):
+        # Pydantic's wording for a tagged union, as the API's other field errors use
+        # it; not confirmed for this field.
+        return [
+            f"tool_choice: Input tag '{kind}' found using 'type' does not match any of the "
+            "expected tags: 'auto', 'any', 'tool', 'none'"
+        ]
+    if kind in ("any", "tool") and info is not None and not info.forced_tool_choice:
+        # The sentence the API gives when thinking meets a forced tool choice
+        # (extended-thinking docs, "tool use" section); Sonnet 5.5 thinks adaptively
+        # by default. Not confirmed word for word for Sonnet 5.5.
+        return ["Thinking may not be enabled when tool_choice forces tool use."]
+    if kind == "tool":
+        names = {
+            t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)
+        }
+        if choice.get("name") not in names:
+            # The API refuses this; its exact wording is not public (agentlab's sentence).
+            return [
+                f"tool_choice.name: no tool named {choice.get('name')!r} in `tools`; "
+                "the forced tool must be one of the tools defined in the request"
+            ]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# The history
+# ---------------------------------------------------------------------------
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else None
+
+
+def _history(
+    messages: Any,
+    info: models.ModelInfo | None,
+    seen: list[Any] | None,
+    thread: bool,
+    paused: Collection[str] | None,
+) -> list[str]:
+    if not isinstance(messages, list):
+        return [str(p) for p in validate(as_dict(messages))]
+    if thread and not messages:
+        return []  # continuing a thread after pause_turn: the server holds the turn
+    errors: list[str] = []
+    # `role: "system"` messages: accepted after a user turn on the models whose
+    # row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message.
+    kept: list[Any] = []
+    index: list[int] = []  # original index of each kept message
+    for i, m in enumerate(messages):
+        if _role(m) != "system":
+            kept.append(m)
+            index.append(i)
+        elif info is not None and info.system_messages and i == 0:
+            # ECOSYSTEM.md: "as the first message the API says to use the top-level
+            # `system` parameter"; the exact sentence is not public (agentlab's).
+            errors.append(
+                "messages.0: a `system` message cannot come first; put the system prompt "
+                "in the top-level `system` parameter"
+            )
+        elif info is None or not info.system_messages:
+            errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    if errors:
+        return errors
+    if kept and seen and len(kept) == len(messages) and _extends(kept, seen):
+        for i in range(len(seen), len(kept)):
+            last = i == len(kept) - 1
+            errors += [str(p) for p in check_at(i, kept[i - 1], kept[i], pending_ok=not last)]
+    else:
+        problems = [str(p) for p in validate(as_dict(kept))]
+        if len(kept) != len(messages):  # speak of the positions the sender used
+            problems = [
+                re.sub(r"messages\.(\d+)", lambda m: f"messages.{index[int(m[1])]}", p)
+                if re.search(r"messages\.\d+", p)
+                else p
+                for p in problems
+            ]
+        errors += problems
+    if not errors and kept and _prefill(kept[-1], info, paused):
+        # Wording as reported publicly for Opus 4.6 (2026), the first model without
+        # prefill; not confirmed word for word for Sonnet 5.5.
+        errors.append(
+            "This model does not support assistant message prefill. "
+            "The conversation must end with a user message."
+        )
+    return errors
+
+
+def fingerprint(content: Any) -> str:
+    """A short digest of a message's content, the same for the reply as sent and
+    as the client sends it back (plain dicts, no None fields)."""
+    data = json.dumps(_no_none(as_dict(content)), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def _no_none(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _no_none(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_no_none(v) for v in data]
+    return data
+
+
+def _prefill(last: Any, info: models.ModelInfo | None, paused: Collection[str] | None) -> bool:
+    """Is this final message a prefill the model refuses?"""
+    if _role(last) != "assistant" or info is None or info.prefill or paused is None:
+        return False
+    if any(b.get("type") == "server_tool_use" for b in blocks(last)):
+        return False  # a turn paused by a server tool, sent back to go on
+    return fingerprint(last.get("content")) not in paused
+
+
+def _extends(messages: list[Any], seen: list[Any]) -> bool:
+    """Does ``messages`` start with the same objects as ``seen``? (first and last checked)"""
+    n = len(seen)
+    return len(messages) > n and messages[0] is seen[0] and messages[n - 1] is seen[n - 1]
+
+
+def _tools(tools: Any) -> list[str]:
+    errors: list[str] = []
+    names: set[str] = set()
+    for i, tool in enumerate(as_dict(list(tools or []))):
+        if not isinstance(tool, dict):
+            errors.append(f"tools.{i}: Input should be a valid dictionary")
+            continue
+        kind = tool.get("type", "custom")
+        name = tool.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            errors.append(
+                f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+            )
+        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
+            errors.append(f"tools.{i}.custom.input_schema: Field required")
+        if name in names:
+            errors.append("tools: Tool names must be unique.")
+        names.add(str(name))
+    return errors
+
+
+def bad_request(message: str) -> Exception:
+    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400."""
+    import anthropic
+    import httpx2
+
+    body = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": message},
+        "request_id": "req_offline",
+    }
+    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    response = httpx2.Response(400, request=req, json=body)
+    return anthropic.BadRequestError(f"Error code: 400 - {body}", response=response, body=body)

@@ -1,0 +1,219 @@
+"""agentlab's offline demo model: a small script, not Claude and not a language model.
+
+``demo_reply(params)`` reads one ``messages.create`` request and returns the
+content blocks of the next reply. It is a pure function of the request, like
+a model: everything it knows comes from the history.
+
+1. The task is the newest user message with text. ``intents.plan`` finds
+   its row in the table (``intents.INTENTS``) and turns it into commands.
+2. The tool turns after the task are its progress: the next step, a
+   fallback when a step failed, or the answer once every step is done.
+   An edited call is read from its ``tool_result`` (what really ran).
+3. Earlier turns give follow-ups their meaning ("which is the largest?"
+   after a listing looks in the folder that was listed).
+4. The reply takes the shape of the request's model (see
+   ``agentlab.thinking``): ``claude-sonnet-5-5`` starts each reply with a
+   thinking block and puts its text between tool calls inside it;
+   ``claude-haiku-4-5`` writes that text as a plain text block.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from agentlab import thinking
+from agentlab.demo.intents import INTENTS, Plan, Step, plan
+from agentlab.demo.strings import say
+from agentlab.demo.words import Task
+from agentlab.history import as_dict, blocks
+from agentlab.i18n import STRINGS, get_language, language_chosen
+
+__all__ = ["INTENTS", "Task", "classify", "demo_reply", "language", "plan"]
+
+
+def language(task: Task) -> str:
+    """The answer's language: the one chosen with ``set_language``, else the task's."""
+    return get_language() if language_chosen() else task.language
+
+
+def _edit_notes() -> list[tuple[str, str]]:
+    """The harness's "what ran was: ..." note, split around the command, in each language."""
+    notes = []
+    for table in STRINGS.values():
+        before, _, after = table.get("result.edited", "").partition("{input}")
+        if before:
+            notes.append((before, after))
+    return notes
+
+
+def _output(result: Mapping[str, Any], asked: str) -> Step:
+    """One tool_result read back: what ran, its output, and its exit code."""
+    content = result.get("content")
+    if isinstance(content, list):
+        content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    out = str(content or "")
+    ran = asked
+    first, _, rest = out.partition("\n")
+    for before, after in _edit_notes():
+        if first.startswith(before) and first.endswith(after):
+            ran, out = first[len(before) : len(first) - len(after)], rest
+            break
+    code: int | None = 0
+    m = re.search(r"\(exit code (-?\d+)\)\s*$", out)
+    n = re.fullmatch(r"\(no output, exit (-?\d+)\)\s*", out)
+    if m:
+        out, code = out[: m.start()], int(m.group(1))
+    elif n:
+        out, code = "", int(n.group(1))
+    elif result.get("is_error"):
+        code = None  # denied, interrupted, unknown tool, timed out: no exit code
+    if out.strip() == "(empty output)":
+        out = ""
+    return Step(asked, ran, out.rstrip(), -1 if code is None else code)
+
+
+def _turns(messages: list[dict[str, Any]]) -> list[list[Step]]:
+    """The tool turns in these messages: one list of Steps per assistant turn."""
+    turns: list[list[Step]] = []
+    asked: dict[str, str] = {}
+    for m in messages:
+        bs = blocks(m)
+        uses = [b for b in bs if b.get("type") == "tool_use"]
+        if m.get("role") == "assistant" and uses:
+            asked = {str(b.get("id")): str((b.get("input") or {}).get("command", "")) for b in uses}
+            turns.append([])
+        elif m.get("role") == "user" and turns:
+            for b in bs:
+                if b.get("type") == "tool_result":
+                    turns[-1].append(_output(b, asked.get(str(b.get("tool_use_id")), "")))
+    return turns
+
+
+def _listed(messages: list[dict[str, Any]]) -> str | None:
+    """The folder of the last listing (ls or find) the demo ran in these messages."""
+    folder = None
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        for b in blocks(m):
+            command = str((b.get("input") or {}).get("command", ""))
+            if b.get("type") != "tool_use" or not command.startswith(("ls", "find ")):
+                continue
+            try:
+                words = shlex.split(command.split("|")[0])
+            except ValueError:
+                continue
+            args = [w for w in words[1:] if not w.startswith("-")]
+            folder = args[0] if args else "."
+    return folder
+
+
+def _task(messages: list[dict[str, Any]]) -> int:
+    """Where the task is: the newest user message with the person's words.
+
+    A message of tool results is progress, even when a harness adds text to it.
+    """
+    start = 0
+    for i, m in enumerate(messages):
+        kinds = {b.get("type") for b in blocks(m)}
+        if m.get("role") == "user" and "text" in kinds and "tool_result" not in kinds:
+            start = i
+    return start
+
+
+def classify(task: str, history: list[Any] | None = None) -> str:
+    """The intent the demo reads in ``task`` ("cannot" if none), e.g. "count_files"."""
+    found = plan(Task(task), _listed(as_dict(list(history or []))))
+    return found.intent if found else "cannot"
+
+
+def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The demo model's next reply for this request (a list of content blocks)."""
+    messages = as_dict(list(params.get("messages") or []))
+    tools = [
+        tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)
+    ]
+    start = _task(messages)
+    task = Task(
+        " ".join(str(b.get("text", "")) for b in blocks(messages[start]) if b.get("type") == "text")
+        if messages
+        else ""
+    )
+    lang = language(task)
+    shape = _Shape(params, lang, first=not _turns(messages[start + 1 :]))
+    found = plan(task, _listed(messages[:start]))
+    if found is None:
+        space = "" if lang == "zh" else " "
+        return shape.answer("think.cannot", say(lang, "intro") + space + say(lang, "help"))
+    if not found.steps:
+        return shape.answer("think.cannot", found.answer(lang, []))
+    if "bash" not in tools:
+        return shape.answer("think.cannot", say(lang, "no_bash"))
+    return _next(found, _turns(messages[start + 1 :]), lang, shape)
+
+
+def _next(p: Plan, turns: list[list[Step]], lang: str, shape: _Shape) -> list[dict[str, Any]]:
+    """The next reply for plan ``p`` after these tool turns."""
+    sequence, fell_back, done = p.steps, False, 0
+    for n, turn in enumerate(turns):
+        bad = next((s for s in turn if s.code not in p.ok_codes), None)
+        if bad is None:
+            done += 1
+            continue
+        if p.fallback and not fell_back and p.fallback_if in bad.out:
+            sequence, fell_back = sequence[:done] + p.fallback, True
+            if n == len(turns) - 1:
+                note = say(
+                    lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **p.intro_values
+                )
+                return shape.calls(note, sequence[done])
+            continue
+        why = bad.out.splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"
+        return shape.answer("think.failed", say(lang, "failed", cmd=bad.ran, why=why), bad.ran)
+    steps = [s for turn in turns for s in turn]
+    edited = next((s for s in steps if s.ran != s.asked), None)
+    if edited is not None:
+        text = say(lang, "edited", asked=edited.asked, ran=edited.ran, out=edited.out)
+        return shape.answer("think.answer", text, edited.ran)
+    if done < len(sequence):
+        if done:
+            intro = say(lang, "intro.check")
+        else:
+            values = dict(p.intro_values)
+            if values.get("where") == ".":
+                values["where"] = say(lang, "here")
+            intro = say(lang, p.intro, **values)
+        return shape.calls(intro, sequence[done])
+    return shape.answer("think.answer", p.answer(lang, steps), steps[-1].ran if steps else "")
+
+
+class _Shape:
+    """Puts a reply into the shape of the request's model (thinking blocks or not)."""
+
+    def __init__(self, params: Mapping[str, Any], lang: str, first: bool):
+        self.model = str(params.get("model") or "")
+        self.lang = lang
+        self.mode = thinking.mode(params)
+        self.display = thinking.display(params)
+        # "between_tools" turns off up-front thinking: none before the first call.
+        self.thinks = self.mode is not None and not (self.mode == "between_tools" and first)
+
+    def _think(self, hidden: str) -> list[dict[str, Any]]:
+        return [thinking.make_block(self.model, hidden, self.display)] if self.thinks else []
+
+    def calls(self, intro: str, commands: list[str]) -> list[dict[str, Any]]:
+        """Text, then tool calls. A model that thinks adaptively says the text in its
+        thinking (hidden unless the display shows it), not as a text block."""
+        uses = [{"type": "tool_use", "name": "bash", "input": {"command": c}} for c in commands]
+        if self.thinks and self.mode != "enabled":
+            return self._think(intro) + uses
+        return self._think(intro) + [{"type": "text", "text": intro}] + uses
+
+    def answer(self, note_key: str, text: str, cmd: str = "") -> list[dict[str, Any]]:
+        """The final answer, signed as the demo's."""
+        hidden = say(self.lang, note_key, cmd=cmd)
+        signed = f"{text}\n\n{say(self.lang, 'sign')}"
+        return self._think(hidden) + [{"type": "text", "text": signed}]

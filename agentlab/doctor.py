@@ -1,0 +1,149 @@
+"""``agentlab doctor``: what a class needs to know about this machine, in one screen.
+
+    agentlab doctor            # every check; exit code 1 if something a class needs is missing
+    agentlab doctor --json     # the same, as JSON (for a hub's start-up script)
+
+Each check says what it found and, when something is missing, the one
+command or setting that fixes it. Nothing here uses the network: the model
+line reports the configuration (offline demo, a key, or a base URL), it does
+not call the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from agentlab.i18n import t
+
+__all__ = ["Check", "checks", "main"]
+
+DISTRIBUTION = "agent-loop-lab"  # the name on the package index; the import name is agentlab
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report. ``ok`` False with ``required`` True makes the exit code 1."""
+
+    name: str
+    ok: bool
+    found: str
+    fix: str = ""
+    required: bool = True
+
+
+def _version() -> Check:
+    from agentlab import __version__
+
+    py = platform.python_version()
+    ok = sys.version_info >= (3, 10)
+    found = f"{DISTRIBUTION} {__version__} · Python {py}"
+    return Check("agentlab", ok, found, "" if ok else t("doctor.fix.python"))
+
+
+def _model() -> Check:
+    from agentlab.models import DEFAULT_MODEL
+
+    key, url = os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL")
+    if url:
+        found = t("doctor.model.base_url", url=url, model=DEFAULT_MODEL)
+    elif key:
+        found = t("doctor.model.key", model=DEFAULT_MODEL)
+    else:
+        found = t("doctor.model.offline")
+    return Check("model", True, found)
+
+
+def _bash() -> Check:
+    from agentlab.tools.shell import run_bash
+
+    result = run_bash("echo agentlab-ok", timeout=10)
+    ok = result.exit_code == 0 and "agentlab-ok" in result.output
+    found = t("doctor.bash.ok") if ok else result.output.strip()[:200]
+    return Check("bash", ok, found, "" if ok else t("doctor.fix.bash"))
+
+
+def _lab() -> Check:
+    """JupyterLab installed, and the ipywidgets front end in the Lab that will serve the lessons."""
+    import importlib.util
+
+    if importlib.util.find_spec("jupyterlab") is None:
+        return Check("jupyterlab", False, t("doctor.lab.missing"), t("doctor.fix.lab"))
+    from jupyter_core.paths import jupyter_path
+
+    manager = Path("@jupyter-widgets", "jupyterlab-manager", "package.json")
+    for folder in jupyter_path("labextensions"):
+        if (Path(folder) / manager).is_file():
+            return Check("jupyterlab", True, t("doctor.lab.ok", path=folder))
+    return Check("jupyterlab", False, t("doctor.lab.no_widgets"), t("doctor.fix.widgets"))
+
+
+def _cjk_font() -> Check:
+    """A font with Chinese glyphs (the zh lessons show empty boxes without one)."""
+    if shutil.which("fc-list") is None:
+        return Check("cjk_font", False, t("doctor.font.unknown"), t("doctor.fix.font"), False)
+    out = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=20
+    ).stdout
+    families = sorted({line.split(",")[0].strip() for line in out.splitlines() if line.strip()})
+    if families:
+        simplified = [f for f in families if " SC" in f or "Hei" in f] or families
+        return Check("cjk_font", True, simplified[0], required=False)
+    return Check("cjk_font", False, t("doctor.font.missing"), t("doctor.fix.font"), False)
+
+
+def _lessons() -> Check:
+    from agentlab.lessons import FIRST_LESSON, source_dir
+
+    folder = source_dir()
+    ok = (folder / FIRST_LESSON).is_file()
+    fix = "" if ok else t("doctor.fix.lessons", name=DISTRIBUTION)
+    return Check("lessons", ok, str(folder) if ok else t("doctor.lessons.missing"), fix)
+
+
+CHECKS: tuple[Callable[[], Check], ...] = (_version, _model, _bash, _lab, _cjk_font, _lessons)
+
+
+def checks() -> list[Check]:
+    """Run every check; one that crashes is reported as failed, never raised."""
+    out = []
+    for fn in CHECKS:
+        try:
+            out.append(fn())
+        except Exception as e:  # a broken check must not hide the others
+            name = fn.__name__.strip("_")
+            out.append(Check(name, False, f"{type(e).__name__}: {e}", t("doctor.fix.report")))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentlab doctor", description=t("doctor.about"), add_help=True
+    )
+    parser.add_argument("--json", action="store_true", help=t("doctor.json_help"))
+    args = parser.parse_args(argv)
+    results = checks()
+    failed = [c for c in results if not c.ok and c.required]
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [asdict(c) for c in results]}, indent=1))
+        return 1 if failed else 0
+    width = max(len(c.name) for c in results)
+    for c in results:
+        mark = "✓" if c.ok else ("✗" if c.required else "!")
+        print(f"{mark} {c.name.ljust(width)}  {c.found}")
+        if c.fix:
+            print(f"  {' ' * width}  → {c.fix}")
+    print(t("doctor.bad", n=len(failed)) if failed else t("doctor.good"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

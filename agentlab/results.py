@@ -1,0 +1,75 @@
+"""How a run of the loop ended: ``LoopResult``, what ``agent_loop`` returns."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.history import blocks, to_markdown
+from agentlab.i18n import t
+
+__all__ = ["ENDINGS", "LoopResult", "final_text"]
+
+# Why a loop ended. "model": the model's stop_reason ended it (read ``stop_reason``);
+# the others are agentlab's own endings, never API stop reasons.
+ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
+
+
+@dataclass
+class LoopResult:
+    """How a run of the loop ended."""
+
+    messages: list[Any]
+    text: str
+    stop_reason: str | None  # the API's stop_reason of the last reply (None if no reply)
+    turns: int
+    usage: dict[str, int]
+    turn_usage: list[dict[str, int]] = field(default_factory=list)
+    explanation: str = ""
+    start: int = 0  # where this run began in ``messages`` (a follow-up starts later)
+    ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
+
+    @property
+    def new_messages(self) -> list[Any]:
+        """The messages this run added, starting with its task."""
+        return self.messages[self.start :]
+
+    def __repr__(self) -> str:
+        return t(
+            "result.repr",
+            ended=self.ended,
+            reason=self.stop_reason,
+            turns=self.turns,
+            n=len(self.messages),
+        )
+
+    def _repr_markdown_(self) -> str:
+        head = (
+            html.escape(self.text) if self.text else f"*({self.explanation or self.stop_reason})*"
+        )
+        body = to_markdown(self.new_messages).replace("<", "&lt;")
+        return (
+            f"{head}\n\n<details><summary>{len(self.new_messages)} messages, {self.turns} turn(s), "
+            f"stop_reason {self.stop_reason}</summary>\n\n{body}\n</details>\n"
+        )
+
+    def _repr_html_(self) -> str:
+        """The answer on top and the transcript folded below (cards, as the views draw them)."""
+        from agentlab.widgets.render import result_html  # pure HTML, no ipywidgets; imported late
+
+        return result_html(self)
+
+
+def final_text(messages: Sequence[Any]) -> str:
+    """The text of the last assistant message that has any."""
+    for message in reversed(messages):
+        role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+        if role == "assistant":
+            text = "\n".join(
+                str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text"
+            )
+            if text.strip():
+                return text
+    return ""

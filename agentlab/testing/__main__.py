@@ -1,0 +1,3 @@
+from agentlab.testing.serve import main
+
+raise SystemExit(main())

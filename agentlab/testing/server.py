@@ -1,0 +1,526 @@
+"""``FakeMessagesServer``: what the local server answers, and the faults it plays."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import re
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab import models as model_table
+from agentlab.checks import check_headers, check_request, fingerprint
+from agentlab.offline import DEMO_MODEL, demo_reply, make_message
+from agentlab.testing import cache, controls, threads
+from agentlab.testing.http import BodyError, Handler, Limits, Server, too_deep
+
+# The error "type" the API uses for each status code (Anthropic docs, "Errors",
+# platform.claude.com/docs/en/api/errors, checked 2026-11-30).
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+ERROR_MESSAGES = {
+    401: "invalid x-api-key",
+    403: "Your API key does not have permission to use the specified resource.",
+    404: "Not found",
+    # The errors page: "Request exceeds the maximum allowed number of bytes. The
+    # maximum request size is 32 MB for standard API endpoints."
+    413: "Request exceeds the maximum allowed number of bytes.",
+    429: "Number of requests has exceeded your rate limit. Please try again later.",
+    500: "Internal server error",
+    504: "Request timed out",
+    529: "Overloaded",
+}
+SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie", re.IGNORECASE)
+PATHS = ("/v1/messages", "/v1/messages/count_tokens")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One planned failure, used by the next request that reaches the server.
+
+    ``kind`` is ``"status"`` (answer ``status`` with an API error body),
+    ``"drop"`` (close the connection without answering), ``"slow"`` (wait
+    ``delay`` seconds, then answer normally), ``"stream_error"`` (send
+    ``after`` content deltas, then an SSE ``error`` event) or ``"stream_cut"``
+    (send ``after`` deltas, then close the connection). A stream fault on a
+    request that does not stream becomes the matching error status instead.
+    """
+
+    kind: str
+    status: int = 529
+    retry_after: float | None = None
+    message: str | None = None
+    delay: float = 0.0
+    after: int = 1
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it. Keys and auth headers are never kept."""
+
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+    retry_count: int  # the SDK's x-stainless-retry-count: 0 on a first attempt
+    status: int | None = None  # what the server answered; None if it dropped the connection
+    fault: str | None = None  # the kind of Fault applied, if any
+    streamed: bool = False
+
+    @property
+    def messages(self) -> list[Any]:
+        return list(self.body.get("messages") or []) if isinstance(self.body, dict) else []
+
+
+def error_body(
+    status: int, message: str | None = None, request_id: str = "", code: str | None = None
+) -> dict[str, Any]:
+    """The API's error shape for ``status`` (``code``: ``error.details.error_code``)."""
+    error: dict[str, Any] = {
+        "type": ERROR_TYPES.get(status, "api_error"),
+        "message": message or ERROR_MESSAGES.get(status, "Error"),
+    }
+    if code:
+        error["details"] = {"error_code": code}
+    return {"type": "error", "error": error, "request_id": request_id}
+
+
+Reply = Any  # what ScriptedClient takes: str, blocks, message dict, Message, exception, function
+
+
+@dataclass
+class Answer:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeMessagesServer:
+    """A Messages-API server on 127.0.0.1 (a free port unless ``port`` is given).
+
+    ``replies`` is a list of replies or a function ``fn(request_body) -> reply``;
+    ``None`` serves the offline demo model. ``model`` names the model in the
+    replies (default: the model the request asked for; the demo says
+    ``agentlab-demo``). A model that is not in ``agentlab.models`` gets a 404
+    as on the real API, unless ``any_model=True``; ``models`` narrows the
+    accepted names further. With ``api_key`` set, other keys get a 401.
+    ``chunk_delay`` slows streams down so a class can watch the text arrive.
+    ``record`` is how many requests ``server.requests`` keeps (None: all;
+    ``agentlab serve`` keeps none). ``limits`` bounds what one client may take
+    (see ``agentlab.testing.http``).
+    """
+
+    def __init__(
+        self,
+        replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model: str | None = None,
+        check: bool = True,
+        api_key: str | None = None,
+        models: Sequence[str] | None = None,
+        any_model: bool = False,
+        chunk_delay: float = 0.0,
+        record: int | None = None,
+        limits: Limits | None = None,
+        max_threads: int = 1000,
+        log: Callable[[str], None] | None = None,
+    ):
+        self.host, self.port = host, port
+        self.model = DEMO_MODEL if replies is None and model is None else model
+        self.check = check
+        self.models = list(models) if models is not None else None
+        self.any_model = any_model
+        self.chunk_delay = chunk_delay
+        self.limits = limits or Limits()
+        self.log = log
+        self._api_key = api_key
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd: Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = itertools.count(1)  # request ids
+        self._message_ids = itertools.count(1)  # message and tool_use ids
+        self._run = secrets.token_hex(4)  # ids differ from one server run to the next
+        self.record = record
+        self.requests: list[RecordedRequest] = []
+        self.count = 0  # requests seen (also when none are recorded)
+        self.faults: list[Fault] = []
+        self.cache = cache.PromptCache()
+        self.threads = threads.ThreadStore(max_threads)
+        self._paused: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.script(demo_reply if replies is None else replies)
+
+    # -- scripting ----------------------------------------------------------
+    def script(self, replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply]) -> None:
+        """Play these replies from now on (the count starts again at the first)."""
+        with self._lock:
+            self._replies = replies
+            self._index = 0
+
+    def reset(self) -> None:
+        """Forget recorded requests, planned faults, threads and the prompt cache (the
+        script goes on where it was; ``script()`` starts a new one)."""
+        with self._lock:
+            self.requests.clear()
+            self.faults.clear()
+            self._paused.clear()
+        self.cache.clear()
+        self.threads.clear()
+
+    def _plan(self, fault: Fault, times: int) -> FakeMessagesServer:
+        with self._lock:
+            self.faults += [fault] * times
+        return self
+
+    def fail(
+        self,
+        status: int = 529,
+        *,
+        times: int = 1,
+        retry_after: float | None = 0,
+        message: str | None = None,
+    ) -> FakeMessagesServer:
+        """Answer the next ``times`` requests with ``status`` (an API error body).
+
+        ``retry_after`` (seconds) is sent as ``retry-after`` and ``retry-after-ms``.
+        0 means "retry at once" (sent as 1 ms: the SDK reads a 0 as no advice
+        and would back off for about half a second). ``None`` sends neither header.
+        """
+        return self._plan(Fault("status", status, retry_after, message), times)
+
+    def drop(self, *, times: int = 1) -> FakeMessagesServer:
+        """Close the connection without answering, ``times`` times."""
+        return self._plan(Fault("drop"), times)
+
+    def slow(self, delay: float, *, times: int = 1) -> FakeMessagesServer:
+        """Wait ``delay`` seconds before answering, ``times`` times (for timeouts)."""
+        return self._plan(Fault("slow", delay=delay), times)
+
+    def break_stream(
+        self, *, after: int = 1, status: int = 529, message: str | None = None, times: int = 1
+    ) -> FakeMessagesServer:
+        """Send ``after`` content deltas, then an SSE ``error`` event (as the API does
+        when it is overloaded mid-reply). The scripted reply being sent is used up."""
+        return self._plan(Fault("stream_error", status, None, message, after=after), times)
+
+    def cut_stream(self, *, after: int = 1, times: int = 1) -> FakeMessagesServer:
+        """Send ``after`` content deltas, then close the connection mid-stream (the
+        scripted reply being sent is used up)."""
+        return self._plan(Fault("stream_cut", 500, after=after), times)
+
+    # -- running ------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK: ``anthropic.Anthropic(base_url=server.url)``."""
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> FakeMessagesServer:
+        if self._httpd is not None:
+            return self
+        handler = type("BoundHandler", (Handler,), {"owner": self})
+        httpd = Server((self.host, self.port), handler, self.limits)
+        self._httpd = httpd
+        self.port = int(httpd.server_address[1])
+        self._closing.clear()
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._closing.set()  # wakes any slow answer
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> FakeMessagesServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"FakeMessagesServer(url={self.url!r}, requests={self.count})"
+
+    @property
+    def connections(self) -> int:
+        """Connections open right now."""
+        return self._httpd.active if self._httpd is not None else 0
+
+    @property
+    def retry_counts(self) -> list[int]:
+        """The SDK's retry count of each recorded request, in order."""
+        return [r.retry_count for r in self.requests]
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; True if the server is shutting down."""
+        return self._closing.wait(seconds)
+
+    # -- answering ------------------------------------------------------------
+    def _request_id(self) -> str:
+        return f"req_{self._run}{next(self._ids):06d}"
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self.faults.pop(0) if self.faults else None
+
+    def _authorised(self, headers: dict[str, str]) -> bool:
+        if self._api_key is None:
+            return True
+        bearer = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        return self._api_key in (headers.get("x-api-key"), bearer)
+
+    def _usage(self, body: dict[str, Any]) -> dict[str, int]:
+        info = model_table.get(body.get("model"))
+        return self.cache.usage(body, info.min_cache_tokens if info else 1024)
+
+    def _reply(self, body: dict[str, Any]) -> Any:
+        """The next scripted reply as a Message, or an Answer for an error."""
+        with self._lock:
+            replies, index = self._replies, self._index
+            self._index += 1
+        try:
+            if callable(replies):
+                item = replies(body)
+            elif index < len(replies):
+                item = replies[index]
+            else:
+                return Answer(
+                    500,
+                    error_body(
+                        500,
+                        f"FakeMessagesServer has no reply left for request {index + 1} "
+                        f"(the script holds {len(replies)})",
+                    ),
+                    {"x-should-retry": "false"},
+                )
+            if callable(item) and not isinstance(item, BaseException):
+                item = item(body)
+        except ValueError as e:  # a reply function saying the request is wrong
+            return Answer(400, error_body(400, str(e)))
+        if isinstance(item, BaseException):
+            status = getattr(item, "status_code", None)
+            data = getattr(item, "body", None)
+            if isinstance(status, int) and isinstance(data, dict):
+                return Answer(status, data)
+            return Answer(500, error_body(500, str(item)), {"x-should-retry": "false"})
+        if hasattr(item, "stop_reason"):
+            return item  # a ready Message is sent exactly as it is
+        exact = isinstance(item, dict) and "content" in item and "usage" in item
+        message = make_message(
+            item, ids=self._message_ids, model=self.model or body.get("model", "")
+        )
+        if exact:
+            return message
+        data = message.model_dump(mode="json", exclude_none=True)
+        if not (isinstance(item, dict) and "id" in item):
+            data["id"] = f"msg_{self._run}{next(self._message_ids):06d}"
+        data["usage"] = {**data["usage"], **self._usage(body)}
+        data = controls.apply(data, body)
+        # A stop reason this SDK does not know yet is kept as it came (as make_message does).
+        built = type(message).model_validate({**data, "stop_reason": "end_turn"})
+        built.stop_reason = data["stop_reason"]
+        return built
+
+    def _check(self, body: Any, path: str, headers: dict[str, str]) -> Answer | None:
+        """The error to answer for this request, if any."""
+        if not isinstance(body, dict):
+            # The API's wording for a body that is not JSON is not public (agentlab's).
+            return Answer(400, error_body(400, "The request body is not valid JSON."))
+        if not self._authorised(headers):
+            return Answer(401, error_body(401))
+        if not self.check:
+            return None
+        errors = check_headers(headers)
+        model = body.get("model")
+        known = model_table.get(model) is not None
+        if not errors and isinstance(model, str):
+            if (not known and not self.any_model) or (
+                self.models is not None and model not in self.models
+            ):
+                # "model: NAME", the API's 404 for an unknown model (public reports, 2025-2026).
+                return Answer(404, error_body(404, f"model: {model}"))
+        if not errors:
+            errors = check_request(
+                body,
+                api_version=headers.get("anthropic-version", ""),
+                beta="anthropic-beta" in headers,
+                count_tokens=path.endswith("/count_tokens"),
+                paused=self._paused,
+            )
+        return Answer(400, error_body(400, errors[0])) if errors else None
+
+    def _answer(self, body: Any, path: str, headers: dict[str, str]) -> Answer | Any:
+        """What to answer (besides faults): an error Answer, a token count, or a Message."""
+        if path not in PATHS:
+            return Answer(404, error_body(404, f"Not found: {path}"))
+        continued = None
+        if isinstance(body, dict) and isinstance(body.get("thread"), dict):
+            whole, continued = threads.expand(body, self.threads)
+            if whole is None and continued is not None and self.threads.continued(continued):
+                # The SDK's description of thread_already_continued (its error types).
+                text = ("The response that `previous_message_id` names has already been "
+                        "continued, and each response can be continued only once. Continue "
+                        "from the Thread's most recent response `id`.")  # fmt: skip
+                return Answer(400, error_body(400, text, code="thread_already_continued"))
+            if whole is None:
+                # The SDK's description of thread_not_found (types/thread_not_found_error.py).
+                text = f"No usable Thread state was found for `previous_message_id`: {continued}"
+                return Answer(404, error_body(404, text, code="thread_not_found"))
+            errors = threads.continue_errors(body) if self.check else []
+            if errors:
+                return Answer(400, error_body(400, errors[0]))
+            body = whole
+        problem = self._check(body, path, headers)
+        if problem is not None:
+            return problem
+        if path.endswith("/count_tokens"):
+            return Answer(200, {"input_tokens": cache.count(body)})
+        reply = self._reply(body)
+        if not isinstance(reply, Answer):
+            self._remember(body, reply, continued)
+        return reply
+
+    def _remember(self, body: dict[str, Any], reply: Any, continued: str | None) -> None:
+        """Keep what a later request may refer to: paused turns and threads."""
+        content = reply.model_dump(mode="json", exclude_none=True)["content"]
+        if reply.stop_reason == "pause_turn":
+            with self._lock:
+                self._paused[fingerprint(content)] = None
+                while len(self._paused) > 10_000:
+                    self._paused.popitem(last=False)
+        if body.get("thread"):
+            history = list(body.get("messages") or []) + [{"role": "assistant", "content": content}]
+            fields = {k: body[k] for k in threads.CREATE_ONLY if k in body}
+            self.threads.save(reply.id, threads.Thread(history, fields), replaces=continued)
+
+    # -- HTTP entry points (called by the handler) --------------------------------
+    def handle_get(self, h: Handler) -> None:
+        path = h.path.split("?")[0].rstrip("/")
+        if path == "/v1/models":
+            rows = [_model_info(m) for m in model_table.ids()]
+            body = {"data": rows, "has_more": False, "first_id": rows[0]["id"],
+                    "last_id": rows[-1]["id"]}  # fmt: skip
+            h.send(Answer(200, body), self._request_id())
+        elif path.startswith("/v1/models/") and model_table.get(path.rsplit("/", 1)[1]):
+            h.send(Answer(200, _model_info(path.rsplit("/", 1)[1])), self._request_id())
+        elif path.startswith("/v1/models/"):
+            name = path.rsplit("/", 1)[1]
+            h.send(Answer(404, error_body(404, f"model: {name}")), self._request_id())
+        else:
+            h.send(Answer(404, error_body(404, f"Not found: {path}")), self._request_id())
+
+    def handle_post(self, h: Handler) -> None:
+        request_id = self._request_id()
+        try:
+            raw = h.read_body()
+        except BodyError as e:
+            h.close_connection = True  # the rest of the stream cannot be trusted
+            h.server.watch(h.connection, None)
+            if e.status:
+                h.send(Answer(e.status, error_body(e.status, e.message, request_id, e.code)), "")
+            return
+        h.server.watch(h.connection, None)  # all in: no deadline while answering
+        try:
+            body = json.loads(raw or b"null")
+            if too_deep(body, self.limits.max_depth):
+                body = {"__too_deep__": True}
+        except (ValueError, RecursionError):
+            body = None
+        headers = {k.lower(): v for k, v in h.headers.items()}
+        record = RecordedRequest(
+            method="POST",
+            path=h.path.split("?")[0],
+            body=body,
+            headers=h.headers_seen(SECRET_HEADER),
+            retry_count=int(headers.get("x-stainless-retry-count") or 0)
+            if str(headers.get("x-stainless-retry-count") or "0").isdigit()
+            else 0,
+            streamed=isinstance(body, dict) and body.get("stream") is True,
+        )
+        with self._lock:
+            self.count += 1
+            if self.record is None or self.record > 0:
+                self.requests.append(record)
+                if self.record is not None and len(self.requests) > self.record:
+                    del self.requests[0]
+        fault = self._next_fault()
+        if fault is not None:
+            record.fault = fault.kind
+            if fault.kind == "drop":
+                h.close_connection = True
+                return
+            if fault.kind == "slow":
+                if self.wait(fault.delay):
+                    h.close_connection = True
+                    return
+                fault = None
+            elif fault.kind == "status" or not record.streamed:
+                status = fault.status
+                answer = Answer(status, error_body(status, fault.message, request_id))
+                if fault.retry_after is not None:
+                    seconds = fault.retry_after
+                    answer.headers["retry-after"] = str(seconds)
+                    answer.headers["retry-after-ms"] = str(max(1, round(seconds * 1000)))
+                record.status = status
+                h.send(answer, request_id)
+                return
+        if isinstance(body, dict) and body.get("__too_deep__"):
+            # The API's limit and wording for nesting are not public (agentlab's).
+            reply: Any = Answer(400, error_body(400, "The request body is nested too deeply."))
+        else:
+            try:
+                reply = self._answer(body, record.path, headers)
+            except Exception as e:  # a bug here, or in a reply function: say so, keep serving
+                if self.log is not None:
+                    self.log(f"error answering {record.path}: {type(e).__name__}: {e}")
+                text = f"FakeMessagesServer could not answer: {type(e).__name__}: {e}"
+                reply = Answer(500, error_body(500, text), {"x-should-retry": "false"})
+        if isinstance(reply, Answer):
+            if reply.status >= 400:
+                reply.body["request_id"] = reply.body.get("request_id") or request_id
+            record.status = reply.status
+            h.send(reply, request_id)
+            return
+        record.status = 200
+        if record.streamed:
+            h.stream(reply, request_id, fault)
+        else:
+            h.send(Answer(200, reply.model_dump(mode="json", exclude_none=True)), request_id)
+
+
+def _model_info(model: str) -> dict[str, Any]:
+    """One row of ``GET /v1/models`` (the SDK's ``ModelInfo`` fields)."""
+    info = model_table.get(model)
+    assert info is not None
+    released = info.released or "1970-01-01"  # the API uses the epoch when unknown
+    return {
+        "type": "model",
+        "id": info.id,
+        "display_name": info.name,
+        "created_at": f"{released}T00:00:00Z",
+        "lifecycle": "active",
+        "max_input_tokens": info.context_window,
+        "max_tokens": info.max_output,
+    }

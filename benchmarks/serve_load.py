@@ -1,0 +1,260 @@
+"""Can one ``agentlab serve`` hold a class? Simulated students against one server.
+
+Starts ``python -m agentlab.testing`` (the demo model, as ``agentlab serve``
+runs it) on 127.0.0.1 and runs two phases against it:
+
+1. 100 students at once, each a loop of several turns (a task, the demo's
+   tool call, a tool result, the answer; then the next task in the same
+   conversation), half of them streaming, while 200 idle connections and 20
+   slow senders (one header line every second, never finishing) stay open;
+2. 500 students at once, fewer turns each, so the run stays within minutes
+   on a 2-core machine.
+
+For each phase it prints requests per second, p50/p99 latency, errors, and
+the server's memory (resident set) before and after. Goals (issue 12): 0
+errors, p99 < 1 s at 100 students, memory back to within 10 MB of the start,
+and idle or slow connections never keeping others out.
+
+    python benchmarks/serve_load.py            # about a minute or two
+    python benchmarks/serve_load.py --quick    # fewer students, for a smoke run
+
+Only 127.0.0.1 is contacted; the server is stopped at the end, and every
+phase has a time limit, so the script always ends by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "claude-sonnet-5-5"
+TASKS = ["How many .py files are here?", "List the files here", "What is the date?"]
+BASH = {"name": "bash", "description": "Run a shell command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                         "required": ["command"]}}  # fmt: skip
+HEADERS = {"anthropic-version": "2026-10-21", "x-api-key": "student"}
+PHASE_LIMIT = 150.0  # seconds: a phase that has not finished by then is cancelled
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` in MB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlab.testing", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    url = line.split(" at ")[1].split(",")[0].split(" ")[0]
+    assert url.startswith("http://127.0.0.1:"), line
+    return proc, url
+
+
+def message_from_stream(text: str) -> dict:
+    """The assistant message rebuilt from SSE lines (what the SDK's stream helper does)."""
+    message: dict = {}
+    blocks: list[dict] = []
+    partial: dict[int, str] = {}
+    for line in text.splitlines():
+        if not line.startswith("data: "):
+            continue
+        event = json.loads(line[6:])
+        kind = event["type"]
+        if kind == "message_start":
+            message = event["message"]
+        elif kind == "content_block_start":
+            blocks.append(dict(event["content_block"]))
+        elif kind == "content_block_delta":
+            delta, i = event["delta"], event["index"]
+            if delta["type"] == "text_delta":
+                blocks[i]["text"] += delta["text"]
+            elif delta["type"] == "input_json_delta":
+                partial[i] = partial.get(i, "") + delta["partial_json"]
+        elif kind == "message_delta":
+            message.update(event["delta"])
+        elif kind == "error":
+            raise RuntimeError(event["error"]["message"])
+    for i, raw in partial.items():
+        blocks[i]["input"] = json.loads(raw)
+    return {**message, "content": blocks}
+
+
+async def student(
+    http: httpx2.AsyncClient, n: int, tasks: int, stream: bool, lat: list, errors: list
+) -> None:
+    """One student's loop: ``tasks`` tasks in one conversation, each until end_turn."""
+    messages: list[dict] = []
+    if True:  # each request takes a connection of its own from the shared pool
+        for k in range(tasks):
+            messages.append({"role": "user", "content": TASKS[(n + k) % len(TASKS)]})
+            for _turn in range(4):
+                body = {"model": MODEL, "max_tokens": 1000, "messages": messages,
+                        "tools": [BASH], "stream": stream}  # fmt: skip
+                start = time.perf_counter()
+                try:
+                    answer = await http.post("/v1/messages", json=body)
+                    if answer.status_code != 200:
+                        errors.append(f"{answer.status_code}: {answer.text[:120]}")
+                        return
+                    reply = message_from_stream(answer.text) if stream else answer.json()
+                except Exception as e:  # a benchmark counts failures, whatever they are
+                    errors.append(f"{type(e).__name__}: {e}")
+                    return
+                lat.append(time.perf_counter() - start)
+                messages.append({"role": "assistant", "content": reply["content"]})
+                if reply["stop_reason"] != "tool_use":
+                    break
+                results = [{"type": "tool_result", "tool_use_id": b["id"], "content": "3"}
+                           for b in reply["content"] if b["type"] == "tool_use"]  # fmt: skip
+                messages.append({"role": "user", "content": results})
+
+
+async def hold_idle(url: str, count: int, stop: asyncio.Event) -> None:
+    """Open ``count`` connections and send nothing on them."""
+    host, port = url.removeprefix("http://").split(":")
+    pairs = [await asyncio.open_connection(host, int(port)) for _ in range(count)]
+    await stop.wait()
+    for _, writer in pairs:
+        writer.close()
+
+
+async def slow_sender(url: str, stop: asyncio.Event) -> None:
+    """Send a request's headers one line a second, never finishing (reconnecting when cut)."""
+    host, port = url.removeprefix("http://").split(":")
+    while not stop.is_set():
+        _, writer = await asyncio.open_connection(host, int(port))
+        try:
+            writer.write(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+            while not stop.is_set():
+                await asyncio.sleep(1.0)
+                writer.write(b"x-slow: 1\r\n")
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass  # the server cut it off: start again
+        finally:
+            writer.close()
+
+
+async def phase(url: str, students: int, tasks: int, idle: int, slow: int) -> dict:
+    lat: list[float] = []
+    errors: list[str] = []
+    stop = asyncio.Event()
+    pests = [asyncio.create_task(hold_idle(url, idle, stop))] if idle else []
+    pests += [asyncio.create_task(slow_sender(url, stop)) for _ in range(slow)]
+    await asyncio.sleep(0.5)  # the idle and slow ones are in place first
+    start, cpu = time.perf_counter(), time.process_time()
+    limits = httpx2.Limits(max_connections=students, max_keepalive_connections=students)
+    async with httpx2.AsyncClient(base_url=url, headers=HEADERS, timeout=60, limits=limits) as http:
+        runs = [student(http, n, tasks, n % 2 == 0, lat, errors) for n in range(students)]
+        try:
+            await asyncio.wait_for(asyncio.gather(*runs), PHASE_LIMIT)
+        except TimeoutError:
+            errors.append(f"phase not finished after {PHASE_LIMIT:.0f} s")
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
+    stop.set()
+    for task in pests:
+        task.cancel()
+    await asyncio.gather(*pests, return_exceptions=True)
+    lat.sort()
+    return {
+        "requests": len(lat),
+        "seconds": took,
+        "rps": len(lat) / took,
+        "p50": statistics.median(lat) if lat else float("nan"),
+        "p99": lat[int(len(lat) * 0.99) - 1] if lat else float("nan"),
+        "errors": errors,
+        "client_cpu": cpu,
+    }
+
+
+async def big_beside_small(url: str) -> tuple[float, float]:
+    """One 150 kB request sent together with 20 small ones: the slowest small one's
+    latency, and the big one's."""
+    big = {"model": MODEL, "max_tokens": 100, "tools": [BASH], "messages": [
+        {"role": "user", "content": "List the files here"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big", "name": "bash",
+                                           "input": {"command": "ls -la"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big",
+                                      "content": "x" * 150_000}]}]}  # fmt: skip
+    small = {"model": MODEL, "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+
+    async def timed(http: httpx2.AsyncClient, body: dict) -> float:
+        start = time.perf_counter()
+        answer = await http.post("/v1/messages", json=body)
+        assert answer.status_code == 200, answer.text[:200]
+        return time.perf_counter() - start
+
+    limits = httpx2.Limits(max_connections=30)
+    async with httpx2.AsyncClient(base_url=url, headers=HEADERS, timeout=60, limits=limits) as http:
+        times = await asyncio.gather(timed(http, big), *[timed(http, small) for _ in range(20)])
+    return max(times[1:]), times[0]
+
+
+def main() -> int:
+    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args.add_argument("--quick", action="store_true", help="20 and 50 students")
+    quick = args.parse_args().quick
+    plan = [("100 students", 100, 3, 200, 20), ("500 students", 500, 1, 0, 0)]
+    if quick:
+        plan = [("20 students", 20, 2, 20, 2), ("50 students", 50, 1, 0, 0)]
+    proc, url = start_server()
+    try:
+        # Warm up: the first requests import the SDK's types and the demo model.
+        asyncio.run(phase(url, 4, 1, 0, 0))
+        start_mb = rss_mb(proc.pid)
+        print(f"server {url}, pid {proc.pid}: {start_mb:.1f} MB after warm-up")
+        slowest, big = asyncio.run(big_beside_small(url))
+        print(f"a 150 kB request beside 20 small ones: the big one {big * 1000:.0f} ms, "
+              f"the slowest small one {slowest * 1000:.0f} ms")  # fmt: skip
+        for name, students, tasks, idle, slow in plan:
+            before, cpu = rss_mb(proc.pid), cpu_seconds(proc.pid)
+            result = asyncio.run(phase(url, students, tasks, idle, slow))
+            cpu = cpu_seconds(proc.pid) - cpu
+            time.sleep(2.0)  # let finished connections close
+            after = rss_mb(proc.pid)
+            extra = f", with {idle} idle and {slow} slow connections open" if idle or slow else ""
+            print(f"\n{name} ({tasks} task(s) each, half streaming{extra}):")
+            print(f"  {result['requests']} requests in {result['seconds']:.1f} s: "
+                  f"{result['rps']:.0f} requests/s")  # fmt: skip
+            print(f"  CPU: server {cpu:.1f} s ({cpu / max(1, result['requests']) * 1000:.1f} ms a "
+                  f"request), clients {result['client_cpu']:.1f} s; load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+            print(f"  latency p50 {result['p50'] * 1000:.0f} ms, p99 {result['p99'] * 1000:.0f} ms")
+            print(f"  errors: {len(result['errors'])}" + "".join(
+                f"\n    {e}" for e in sorted(set(result["errors"]))[:5]))  # fmt: skip
+            print(f"  server memory: {before:.1f} MB before, {after:.1f} MB after "
+                  f"({after - before:+.1f} MB)")  # fmt: skip
+        end_mb = rss_mb(proc.pid)
+        print(f"\nserver memory at the end: {end_mb:.1f} MB ({end_mb - start_mb:+.1f} MB "
+              "against the start after warm-up; goal: within 10 MB)")  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

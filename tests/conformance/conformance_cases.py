@@ -1,0 +1,186 @@
+"""One table: a request to the local server, and what the real API answers to it.
+
+Each row cites where the real behaviour comes from (page and the date it was
+checked). "ECOSYSTEM" is ../shared/ECOSYSTEM.md, "The real API today", the
+project's notes from Anthropic's public docs (models overview, "What's new in
+Claude Sonnet 5.5" and its migration guide, handling stop reasons, message
+threads), checked 2026-11-30. A row whose exact wording is not public says so:
+it pins agentlab's wording, and only the status and error type are the API's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+SONNET = "claude-sonnet-5-5"  # the default model: no prefill, no forced tool choice, no sampling
+HAIKU = "claude-haiku-4-5"  # an older model that accepts all three
+STRICT = "2026-10-21"  # what SDK 2.14 sends (anthropic/_constants.py)
+OLD = "2023-06-01"
+
+ERRORS_PAGE = "platform.claude.com/docs/en/api/errors, checked 2026-11-30"
+MESSAGES_REF = "platform.claude.com/docs/en/api/messages, checked 2026-11-30"
+STOP_REASONS = (
+    "platform.claude.com/docs/en/build-with-claude/handling-stop-reasons, checked 2026-11-30"
+)
+TOOL_USE = (
+    "platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use, checked 2026-11-30"
+)
+MODELS_API = "platform.claude.com/docs/en/api/models-list, checked 2026-11-30"
+SONNET_55 = "ECOSYSTEM: Sonnet 5.5 migration guide, checked 2026-11-30"
+UNKNOWN = "exact wording not public: agentlab's text; status and type as on " + ERRORS_PAGE
+
+USER = {"role": "user", "content": "hi"}
+TOOL = {"name": "bash", "description": "Run a command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}  # fmt: skip
+USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}
+RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}
+
+
+def req(model: str = SONNET, **fields: Any) -> dict[str, Any]:
+    """A request body: one user message unless ``messages`` is given."""
+    return {"model": model, "max_tokens": 200, "messages": [USER], **fields}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row. ``error`` is the exact ``error.message`` (None: a 2xx answer);
+    ``check`` looks at the JSON of a 2xx answer."""
+
+    name: str
+    body: dict[str, Any]
+    status: int
+    error: str | None
+    source: str
+    version: str | None = STRICT  # the anthropic-version header (None: not sent)
+    check: Callable[[dict[str, Any]], bool] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _types(reply: dict[str, Any]) -> list[str]:
+    return [b["type"] for b in reply["content"]]
+
+
+CASES = [
+    Case("a plain request gets a message", req(), 200, None, MESSAGES_REF,
+         check=lambda r: r["type"] == "message" and r["role"] == "assistant"
+         and r["stop_reason"] == "end_turn" and r["id"].startswith("msg_")
+         and {"input_tokens", "output_tokens"} <= set(r["usage"])),
+    Case("no anthropic-version header", req(), 400, "anthropic-version: header is required",
+         "wording seen in public curl transcripts and issue reports; not on a docs page",
+         version=None),
+    Case("an unknown model is a 404", req("claude-nope-1"), 404, "model: claude-nope-1",
+         ERRORS_PAGE + " (404 not_found_error); the text as in public reports"),
+    Case("temperature under 2026-10-21", req(temperature=0.5), 400,
+         "temperature: Extra inputs are not permitted", SONNET_55),
+    Case("an unknown top-level field under 2026-10-21", req(colour="blue"), 400,
+         "colour: Extra inputs are not permitted", SONNET_55),
+    Case("an unknown field under an older version is ignored", req(colour="blue"), 200, None,
+         SONNET_55 + " (the strict check comes with 2026-10-21)", version=OLD),
+    Case("temperature on Sonnet 5.5 under an older version", req(temperature=0.5), 400,
+         "temperature: is not supported by claude-sonnet-5-5", UNKNOWN, version=OLD),
+    Case("temperature on Haiku 4.5 under an older version", req(HAIKU, temperature=0.5), 200,
+         None, MESSAGES_REF, version=OLD),
+    Case("assistant prefill on Sonnet 5.5",
+         req(messages=[USER, {"role": "assistant", "content": "Sure,"}]), 400,
+         "This model does not support assistant message prefill. "
+         "The conversation must end with a user message.",
+         SONNET_55 + "; text as reported for Opus 4.6, not confirmed for Sonnet 5.5"),
+    Case("assistant prefill on Haiku 4.5",
+         req(HAIKU, messages=[USER, {"role": "assistant", "content": "Sure,"}]), 200, None,
+         MESSAGES_REF),
+    Case("forced tool_choice any on Sonnet 5.5", req(tools=[TOOL], tool_choice={"type": "any"}),
+         400, "Thinking may not be enabled when tool_choice forces tool use.",
+         SONNET_55 + "; text from the extended-thinking docs, not confirmed for Sonnet 5.5"),
+    Case("forced tool_choice tool on Haiku 4.5",
+         req(HAIKU, tools=[TOOL], tool_choice={"type": "tool", "name": "bash"}), 200, None,
+         TOOL_USE),
+    Case("tool_choice naming an undefined tool",
+         req(HAIKU, tools=[TOOL], tool_choice={"type": "tool", "name": "python"}), 400,
+         "tool_choice.name: no tool named 'python' in `tools`; the forced tool must be one of "
+         "the tools defined in the request", UNKNOWN),
+    Case("thinking enabled with a budget on Sonnet 5.5",
+         req(thinking={"type": "enabled", "budget_tokens": 1024}), 400,
+         "thinking.type: 'enabled' is not supported by claude-sonnet-5-5; "
+         "use 'adaptive' or 'between_tools'", SONNET_55 + "; " + UNKNOWN),
+    Case("thinking disabled on Sonnet 5.5", req(thinking={"type": "disabled"}), 400,
+         "thinking.type: 'disabled' is not supported by claude-sonnet-5-5; "
+         "use 'adaptive' or 'between_tools'", SONNET_55 + "; " + UNKNOWN),
+    Case("adaptive thinking on Sonnet 5.5", req(thinking={"type": "adaptive"}), 200, None,
+         SONNET_55),
+    Case("a system message first",
+         req(messages=[{"role": "system", "content": "Be brief."}, USER]), 400,
+         "messages.0: a `system` message cannot come first; put the system prompt in the "
+         "top-level `system` parameter", SONNET_55 + "; " + UNKNOWN),
+    Case("a system message after a user turn on Sonnet 5.5",
+         req(messages=[USER, {"role": "system", "content": "Be brief."}]), 200, None, SONNET_55),
+    Case("a system message on Haiku 4.5",
+         req(HAIKU, messages=[USER, {"role": "system", "content": "Be brief."}]), 400,
+         "messages.1.role: Input should be 'user' or 'assistant'", MESSAGES_REF),
+    Case("the first message is the assistant's",
+         req(HAIKU, messages=[{"role": "assistant", "content": "hi"}, USER]), 400,
+         'messages: first message must use the "user" role', MESSAGES_REF),
+    Case("tool_use in a user message", req(messages=[{"role": "user", "content": [USE]}]), 400,
+         "messages.0: `tool_use` blocks can only be in `assistant` messages",
+         MESSAGES_REF + " (no .content.K suffix)"),
+    Case("tool_result in an assistant message",
+         req(messages=[USER, {"role": "assistant", "content": [RESULT]}, USER]), 400,
+         "messages.1: `tool_result` blocks can only be in `user` messages",
+         MESSAGES_REF + " (no .content.K suffix)"),
+    Case("a tool_result without tool_use_id",
+         req(messages=[USER, {"role": "assistant", "content": [USE]},
+                       {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]),
+         400, "messages.2.content.0.tool_result.tool_use_id: Field required",
+         "'...tool_use_id: Field required' (issue 12, from the real API); the prefix is inferred"),
+    Case("a tool_use without its result",
+         req(messages=[USER, {"role": "assistant", "content": [USE]}, USER]), 400,
+         "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+         "Messages following `tool_use` blocks must begin with a matching number of "
+         "`tool_result` blocks.", TOOL_USE),
+    Case("a result that answers nothing",
+         req(messages=[{"role": "user", "content": [RESULT]}]), 400,
+         "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. "
+         "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+         "message.", TOOL_USE),
+    Case("a tool exchange answered in order", req(tools=[TOOL], messages=[
+        USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]}]),
+         200, None, TOOL_USE),
+    Case("no messages", req(messages=[]), 400, "messages: at least one message is required",
+         MESSAGES_REF),
+    Case("max_tokens 0", req(max_tokens=0), 400,
+         "max_tokens: Input should be greater than or equal to 1", MESSAGES_REF),
+    Case("max_tokens above the model's output limit", req(HAIKU, max_tokens=64001), 400,
+         "max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens "
+         "for claude-haiku-4-5", "wording as in public reports for earlier models"),
+    Case("max_tokens 1 cuts the reply", req(max_tokens=1), 200, None, STOP_REASONS,
+         check=lambda r: r["stop_reason"] == "max_tokens" and r["usage"]["output_tokens"] == 1
+         and len(r["content"][0]["text"]) <= 4),
+    Case("max_tokens cuts a tool call and keeps it, not runnable",
+         req(tools=[TOOL], max_tokens=4), 200, None,
+         STOP_REASONS + "; ECOSYSTEM (a cut-off tool input parses as a normal-looking dict)",
+         check=lambda r: r["stop_reason"] == "max_tokens" and _types(r)[-1] == "tool_use"),
+    Case("a stop sequence stops the text", req(stop_sequences=["reply"]), 200, None,
+         STOP_REASONS,
+         check=lambda r: r["stop_reason"] == "stop_sequence" and r["stop_sequence"] == "reply"
+         and "reply" not in r["content"][0]["text"]),
+    Case("tool_choice none calls no tool", req(tools=[TOOL], tool_choice={"type": "none"}),
+         200, None, TOOL_USE,
+         check=lambda r: "tool_use" not in _types(r) and r["stop_reason"] == "end_turn"),
+    Case("tool_choice auto may call a tool", req(tools=[TOOL], tool_choice={"type": "auto"}),
+         200, None, TOOL_USE, check=lambda r: r["stop_reason"] == "tool_use"),
+    Case("parallel tool use turned off",
+         req(tools=[TOOL], tool_choice={"type": "auto", "disable_parallel_tool_use": True}),
+         200, None, TOOL_USE, check=lambda r: _types(r).count("tool_use") == 1),
+    Case("a tool name the API refuses", req(tools=[{**TOOL, "name": "run bash"}]), 400,
+         "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+         TOOL_USE + " (tool names)"),
+    Case("continuing an unknown thread",
+         req(thread={"type": "continue", "previous_message_id": "msg_gone"}), 404,
+         "No usable Thread state was found for `previous_message_id`: msg_gone",
+         "the SDK's ThreadNotFoundError (anthropic 2.14 types/thread_not_found_error.py); "
+         "wording after its docstring", headers={"anthropic-beta": "message-threads-2026-08-12"}),
+    Case("thread without the beta header", req(thread={"type": "create"}), 400,
+         "thread: Extra inputs are not permitted",
+         SONNET_55 + " (a beta field is unknown without its beta)"),
+]  # fmt: skip

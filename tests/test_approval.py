@@ -1,0 +1,77 @@
+"""The one approval default, and the terminal prompt that asks (issue 13, points 1 and 9).
+
+Offline demo (and scripted/replayed) clients: tools run unasked. A real
+model (a key or a base URL): ``%%agent`` and ``agentlab run`` ask before each
+tool unless ``--yes``. The CLI over a pseudo-terminal is tested in test_cli,
+the magic's prompt in test_magic (it needs that file's IPython shell).
+"""
+
+from __future__ import annotations
+
+import io
+
+import anthropic
+import pytest
+from rich.console import Console
+
+import agentlab as al
+from agentlab.cli import _confirm
+from agentlab.offline import DemoClient, ScriptedClient
+from agentlab.tools.policy import Verdict, asks_by_default
+
+
+def test_asks_by_default_only_for_a_real_or_unknown_client(tmp_path):
+    real = anthropic.Anthropic(api_key="test", base_url="http://127.0.0.1:9")
+    assert asks_by_default(real) and asks_by_default(object())
+    assert asks_by_default(al.record(real, tmp_path / "r.jsonl"))
+    assert not asks_by_default(DemoClient()) and not asks_by_default(ScriptedClient(["hi"]))
+    assert not asks_by_default(al.record(DemoClient(), tmp_path / "d.jsonl"))
+
+
+# --- the CLI's prompt, on its own ----------------------------------------------
+
+# What a model could put in a command to fool the person approving it.
+COMMANDS = [
+    "rm -rf ~ #\r\x1b[2Kls -la",  # \r and erase-line: would display as "ls -la"
+    "rm -rf ~ #\x1b[8mhidden",  # SGR 8: concealed text
+    "echo hi\x1b]52;c;cm0gLXJmIH4=\x07",  # OSC 52: write the clipboard
+    "ls \u202e; rm -rf ~",  # bidi override: shown backwards
+    "ls\u200b; rm -rf ~",  # zero-width space
+    "ls\x08\x08rm -rf ~",  # backspaces
+    "ls\x00",  # NUL
+    "ls\x9b2J",  # one-byte C1 CSI
+    "grep -rn '[/]' .",  # rich markup that crashed the old prompt
+    "echo [conceal]secret[/conceal] [bold]x[/]",
+    "echo :warning: :smile:",  # rich emoji codes
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_cli_prompt_shows_the_exact_command(command):
+    from agentlab.terminal import visible
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=200, highlight=False, emoji=False)
+    ask = _confirm(console, read=lambda prompt: "y")
+    verdict = ask({"name": "bash", "input": {"command": command}})
+    out = screen.getvalue()
+    assert verdict == Verdict.approve()
+    assert visible(command) in out  # every character, written out where invisible
+    assert not any(c in out for c in "\x1b\r\x00\x08\x07\x9b\u202e\u200b")
+
+
+def test_the_cli_prompt_asks_again_and_understands_edits_and_end_of_input():
+    screen = io.StringIO()
+    console = Console(file=screen, width=200)
+    answers = iter(["", "perhaps", "e ls -la", "n too risky"])
+    ask = _confirm(console, read=lambda prompt: next(answers))
+    call = {"name": "bash", "input": {"command": "rm -rf ~"}}
+    assert ask(call) == Verdict.deny("the user did not allow this call")  # Enter = no
+    assert ask(call) == Verdict.edit({"command": "ls -la"})  # "perhaps" was asked again
+    assert "Please answer y, n" in screen.getvalue()
+    assert ask(call) == Verdict.deny("too risky")
+
+    def closed(prompt):
+        raise EOFError
+
+    assert "nobody answered" in _confirm(console, read=closed)(call).reason

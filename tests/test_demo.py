@@ -1,0 +1,380 @@
+"""The offline demo model (agentlab.demo), end to end: shapes, history, language, safety.
+
+Reply shapes imitate claude-sonnet-5-5 and claude-haiku-4-5 as described in
+platform.claude.com "What's new in Claude Sonnet 5.5" and its migration guide
+(checked 2026-11-30): without a `thinking` field Sonnet 5.5 thinks adaptively,
+its replies carry thinking blocks with display "omitted" (empty text plus a
+signature) and text between tool calls comes back inside thinking blocks;
+`{"type": "between_tools"}` turns off up-front thinking. Haiku 4.5 thinks only
+when asked. The display that returns the text is called "summarized" here:
+that name comes from earlier models' docs and is not confirmed for Sonnet 5.5.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentlab as al
+from agentlab import i18n, thinking
+from agentlab.demo import classify, demo_reply, plan
+from agentlab.demo.words import Task
+from agentlab.offline import DemoClient, tool_use
+
+SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
+BASH = [al.bash.definition]
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("import os\n# TODO: tidy\n")
+    (tmp_path / "b.py").write_text("print('hi')\n")
+    (tmp_path / "notes.md").write_text("one\ntwo\nthree\nfour\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "big.txt").write_text("x" * 500 + "\n")
+    (tmp_path / "sub" / "small.txt").write_text("a\nb\nc\n")
+    return tmp_path
+
+
+def run(messages, model=SONNET, **kw):
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash], model=model, **kw)
+    assert al.validate(messages) == []
+    return result
+
+
+def commands(messages):
+    return [
+        b["input"]["command"]
+        for m in messages
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "tool_use"
+    ]
+
+
+def types(message):
+    return [b["type"] for b in message["content"]]
+
+
+# --- reply shapes ---------------------------------------------------------------------
+
+
+def reply(model, messages, **extra):
+    return demo_reply({"model": model, "messages": messages, "tools": BASH, **extra})
+
+
+TASK = [{"role": "user", "content": "How many .py files are here?"}]
+
+
+def after_result(first):
+    uses = [b for b in first if b["type"] == "tool_use"]
+    return TASK + [
+        {"role": "assistant", "content": [{**b, "id": f"toolu_{i}"} for i, b in enumerate(first)]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_{first.index(u)}", "content": "2\n"}
+                for u in uses
+            ],
+        },
+    ]
+
+
+def test_sonnet_5_5_thinks_by_default_and_says_its_text_between_calls_in_thinking():
+    first = reply(SONNET, TASK)
+    assert [b["type"] for b in first] == ["thinking", "tool_use"]
+    assert first[0]["thinking"] == "" and thinking.verify(SONNET, first[0])
+    assert thinking.hidden(first[0]) == "Let me check with bash."
+    last = reply(SONNET, after_result(first))
+    assert [b["type"] for b in last] == ["thinking", "text"]
+    assert last[1]["text"].startswith("There are 2 Python (.py) files")
+
+
+def test_a_display_that_returns_the_text_shows_it_inside_the_thinking_block():
+    shown = {"type": "adaptive", "display": "summarized"}
+    first = reply(SONNET, TASK, thinking=shown)
+    assert first[0]["thinking"] == "Let me check with bash." and thinking.verify(SONNET, first[0])
+
+
+def test_between_tools_turns_off_up_front_thinking():
+    bt = {"type": "between_tools"}
+    first = reply(SONNET, TASK, thinking=bt)
+    assert [b["type"] for b in first] == ["text", "tool_use"]
+    assert [b["type"] for b in reply(SONNET, after_result(first), thinking=bt)] == [
+        "thinking",
+        "text",
+    ]
+
+
+def test_haiku_4_5_gets_the_older_shape_and_thinks_only_when_asked():
+    first = reply(HAIKU, TASK)
+    assert [b["type"] for b in first] == ["text", "tool_use"]
+    assert [b["type"] for b in reply(HAIKU, after_result(first))] == ["text"]
+    asked = reply(HAIKU, TASK, thinking={"type": "enabled", "budget_tokens": 1024})
+    assert [b["type"] for b in asked] == ["thinking", "text", "tool_use"]
+    assert asked[0]["thinking"] == "Let me check with bash." and thinking.verify(HAIKU, asked[0])
+
+
+def test_a_model_missing_from_the_table_is_treated_like_the_default_model():
+    assert types({"content": reply("agentlab-demo", TASK)}) == ["thinking", "tool_use"]
+    assert types({"content": reply("some-local-model", TASK)}) == ["thinking", "tool_use"]
+
+
+SEED = """
+def agent_loop(messages):
+    while True:
+        response = client.messages.create(
+            model=MODEL, system=SYSTEM, messages=messages,
+            tools=TOOLS, max_tokens=8000,
+        )
+        messages.append({"role": "assistant", "content": response.content})
+
+        if response.stop_reason != "tool_use":
+            return
+
+        results = []
+        for block in response.content:
+            if block.type == "tool_use":
+                output = run_bash(block.input["command"])
+                results.append({
+                    "type": "tool_result",
+                    "tool_use_id": block.id,
+                    "content": output,
+                })
+        messages.append({"role": "user", "content": results})
+"""
+
+
+@pytest.mark.parametrize(("model", "thinks"), [(SONNET, True), (HAIKU, False)])
+def test_the_seeds_loop_runs_unchanged_on_both_shapes(model, thinks, workspace):
+    """The lesson's loop, pasted as is: it keeps response.content whole, so thinking
+    blocks go back unchanged and every request passes the API's thinking checks."""
+    client = DemoClient()
+    sent = []
+    create = client.messages.create
+
+    def checked(**params):
+        assert thinking.check(params) == []  # what the real API would refuse
+        sent.append(params)
+        return create(**params)
+
+    client.messages.create = checked
+    scope = {
+        "client": client,
+        "MODEL": model,
+        "SYSTEM": al.DEFAULT_SYSTEM,
+        "TOOLS": BASH,
+        "run_bash": lambda command: al.run_bash(command).output,
+    }
+    exec(SEED, scope)
+    messages = [{"role": "user", "content": "How many .py files are here?"}]
+    scope["agent_loop"](messages)
+    assert len(sent) == 2 and al.validate(messages) == []
+    kinds = [b.type for m in messages if m["role"] == "assistant" for b in m["content"]]
+    assert ("thinking" in kinds) == thinks
+    assert messages[-1]["content"][-1].text.startswith("There are 2 Python (.py) files")
+
+
+def test_dropping_thinking_blocks_in_a_hand_written_loop_is_what_the_api_refuses(workspace):
+    first = DemoClient().messages.create(model=SONNET, max_tokens=100, messages=TASK, tools=BASH)
+    kept = [b.model_dump() for b in first.content if b.type != "thinking"]
+    messages = TASK + [
+        {"role": "assistant", "content": kept},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": kept[0]["id"], "content": "2"}],
+        },
+    ]
+    (error,) = thinking.check({"model": SONNET, "messages": messages})
+    assert "Expected `thinking` or `redacted_thinking`, but found `tool_use`" in error
+
+
+# --- the history: follow-ups -----------------------------------------------------------
+
+
+def test_a_follow_up_after_a_listing_runs_the_command_that_answers_it(workspace):
+    messages = [{"role": "user", "content": "List the files in the folder sub"}]
+    run(messages)
+    messages.append({"role": "user", "content": "Which of those is the largest?"})
+    r = run(messages)
+    assert commands(messages)[-1] == "ls -pS sub | grep -v / | head -n 1"
+    assert "The largest file in sub is big.txt" in r.text
+    messages.append({"role": "user", "content": "And which is the longest?"})
+    assert "The longest file in sub is small.txt, with 3 lines" in run(messages).text
+    messages.append({"role": "user", "content": "最小的是哪个？"})
+    assert "sub里最小的文件是 small.txt" in run(messages).text
+
+
+def test_without_a_listing_a_follow_up_asks_which_files(workspace):
+    r = run("Which of those is the longest?")
+    assert r.turns == 1 and "list them first" in r.text
+    assert classify("Which of those is the longest?") == "cannot"
+    history = [{"role": "assistant", "content": [tool_use("bash", {"command": "ls -la"}, "t1")]}]
+    assert classify("Which of those is the longest?", history) == "longest"
+
+
+def test_the_follow_up_looks_in_the_current_folder_after_a_plain_listing(workspace):
+    messages = [{"role": "user", "content": "ls"}]
+    run(messages)
+    messages.append({"role": "user", "content": "which one is the longest?"})
+    r = run(messages)
+    assert "The longest file in this folder is notes.md, with 4 lines" in r.text
+
+
+# --- language and plurals --------------------------------------------------------------
+
+
+def test_the_answer_follows_the_tasks_language(workspace):
+    assert run("这里有多少个 py 文件？").text.startswith("这里有 2 个 Python（.py）文件")
+    assert run("How many .py files are here?").text.startswith("There are 2 Python")
+
+
+def test_set_language_fixes_the_answers_language(workspace):
+    al.set_language("en")
+    try:
+        assert run("这里有多少个 py 文件？").text.startswith("There are 2 Python")
+        al.set_language("zh")
+        assert run("How many .py files are here?").text.startswith("这里有 2 个")
+    finally:
+        al.set_language(None)
+    assert not i18n.language_chosen() and i18n.get_language() == "en"
+
+
+def test_plurals_are_right_in_both_languages(workspace):
+    (workspace / "b.py").unlink()
+    assert "There is 1 Python (.py) file here" in run("How many .py files are here?").text
+    assert "a.py has 2 lines" in run("How many lines are in a.py?").text
+    (workspace / "one.txt").write_text("x\n")
+    assert "one.txt has 1 line " in run("How many lines are in one.txt?").text
+    assert "I found 1 line containing `TODO`" in run("find TODOs").text
+    assert "There is 1 folder here" in run("How many folders are here?").text
+    assert "这里有 1 个 Python（.py）文件" in run("这里有几个 py 文件？").text
+
+
+# --- what ran, and safety -------------------------------------------------------------
+
+
+def test_after_an_edited_call_it_reports_what_really_ran(workspace):
+    edit = lambda call: al.Verdict.edit({"command": "echo 42"})  # noqa: E731
+    r = run("How many .py files are here?", approve=edit)
+    assert "what ran was `echo 42`" in r.text and "42" in r.text
+    assert "I asked for `find . -name '*.py'" in r.text
+    assert "There are" not in r.text  # it does not read 42 as a count of files
+    assert "The user changed this call" not in r.text  # the harness's note is not pasted
+
+
+def test_after_an_edited_call_in_chinese_it_reads_the_chinese_note(workspace):
+    al.set_language("zh")
+    try:
+        r = run("这里有多少个文件？", approve=lambda call: al.Verdict.edit({"command": "echo 7"}))
+    finally:
+        al.set_language(None)
+    assert "实际运行的是 `echo 7`" in r.text and "用户在运行前修改" not in r.text
+
+
+def test_creating_never_overwrites_and_says_so(workspace):
+    r = run('Create a file called a.py containing "oops"')
+    assert (workspace / "a.py").read_text() == "import os\n# TODO: tidy\n"
+    assert (workspace / "a-2.py").read_text() == "oops\n"
+    assert "a.py already existed, so I did not overwrite it" in r.text
+    assert all("noclobber" in c for c in commands(r.messages) if ">" in c)
+    # when the fresh name is taken too, it stops and says the command failed
+    r = run('Create a file called a.py containing "again"')
+    assert "cannot overwrite existing file" in r.text
+    assert (workspace / "a-2.py").read_text() == "oops\n"
+
+
+def test_the_matcher_is_linear_and_reads_words_in_a_huge_task(workspace):
+    """64 kB tasks of the kinds that made the old matcher slow (timing: benchmarks/demo_matcher.py)."""
+    junk = "create_table.sql recreate 'x " * 2200
+    assert classify("How many lines are in a.py? " + junk) == "lines"
+    assert classify(junk) == "cannot"
+    assert classify("'" * 65536) == "cannot"
+    assert classify("create " + "a" * 65536) == "cannot"  # no file name in one long word
+    assert classify("create " + "a." * 32768 + "txt") == "create"
+    assert classify("containing " * 6000 + "create a file") == "create"
+
+
+def test_a_task_with_a_file_name_holding_intent_words_is_read_only(workspace):
+    (workspace / "create_table.sql").write_text("CREATE TABLE t (x int);\n")
+    r = run("How many lines are in create_table.sql?")
+    assert (workspace / "create_table.sql").read_text() == "CREATE TABLE t (x int);\n"
+    assert commands(r.messages) == ["wc -l < create_table.sql"]
+    assert "create_table.sql has 1 line" in r.text
+
+
+def test_through_the_http_server_the_sdk_gets_signed_thinking_blocks(workspace):
+    anthropic = pytest.importorskip("anthropic")
+    from agentlab.testing import FakeMessagesServer
+
+    with FakeMessagesServer() as server:
+        client = anthropic.Anthropic(api_key="test", base_url=server.url, max_retries=0)
+        for stream in (False, True):
+            messages = [{"role": "user", "content": "How many .py files are here?"}]
+            r = al.agent_loop(messages, client, tools=[al.bash], model=SONNET, stream=stream)
+            first = messages[1]["content"][0]
+            assert first["type"] == "thinking" and thinking.verify(SONNET, first)
+            assert "There are 2 Python" in r.text
+
+
+@pytest.mark.parametrize(
+    ("task", "expected", "says"),
+    [
+        (
+            "find TODOs",
+            ["grep -rn --exclude-dir=.git --exclude-dir=.ipynb_checkpoints TODO . | head -n 20"],
+            "a.py:2:# TODO",
+        ),
+        ("find all TODO comments", None, "a.py:2:# TODO"),
+        ("how much disk space is free?", ["df -hP ."], " free of "),
+        ("what is the date?", ["date"], "The date here is"),
+    ],
+)
+def test_the_misreadings_from_issue_11_are_read_right(task, expected, says, workspace):
+    r = run(task)
+    if expected is not None:
+        assert commands(r.messages) == expected
+    assert says in r.text
+
+
+def test_text_a_harness_adds_beside_tool_results_is_not_a_new_task(workspace):
+    first = reply(HAIKU, TASK)
+    messages = after_result(first)
+    messages[-1]["content"].append({"type": "text", "text": "<reminder>be brief</reminder>"})
+    answer = reply(HAIKU, messages)
+    assert answer[0]["text"].startswith("There are 2 Python (.py) files")
+
+
+def test_a_write_that_fails_for_another_reason_is_reported_not_retried(workspace):
+    r = run("Create a file called nowhere/x.txt containing hi")
+    assert len(commands(r.messages)) == 1 and "did not work" in r.text
+    assert not (workspace / "nowhere").exists()
+
+
+VOCABULARY = (
+    "how many count list show find search grep which largest longest newest files file "
+    "lines folder disk space free date system today python .py a.py notes.md todo the "
+    "in of for containing hello 'x' \"y\" create_table.sql recreate writer maker "
+    "多少 几个 文件 目录 行数 搜索 最大 磁盘 日期 系统 列出"
+).split()
+WRITE_WORDS = {"create", "make", "write", "save", "touch", "new", "创建", "新建", "写一个", "写入"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=12))
+def test_no_task_without_a_word_for_writing_plans_to_write(words):
+    task = " ".join(words)
+    assert not WRITE_WORDS & set(words)
+    found = plan(Task(task), listed=None)
+    if found is None:
+        return
+    assert found.intent != "create"
+    for step in found.steps + (found.fallback or []):
+        for command in step:
+            # no output redirection and no command that changes files
+            assert ">" not in command.replace("2>/dev/null", ""), command
+            assert not {"rm", "mv", "cp", "touch", "tee", "mkdir"} & set(command.split())

@@ -1,0 +1,103 @@
+"""`agentlab doctor`: one report of what a class needs, exit 1 with a fix when something is missing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentlab import doctor
+
+
+def by_name(results):
+    return {c.name: c for c in results}
+
+
+def test_every_check_runs_and_this_machine_is_ready(capsys):
+    code = doctor.main([])
+    out = capsys.readouterr().out
+    names = [c.name for c in doctor.checks()]
+    assert names == ["agentlab", "model", "bash", "jupyterlab", "cjk_font", "lessons"]
+    assert code == 0 and "Ready for class." in out
+    assert "offline demo model" in out  # conftest removes every key: the default is offline
+
+
+def test_model_line_says_which_model_without_calling_it(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    found = by_name(doctor.checks())["model"].found
+    assert "http://127.0.0.1:9" in found and "claude-sonnet-5-5" in found
+
+
+def test_missing_widget_front_end_fails_with_the_fix(monkeypatch, tmp_path, capsys):
+    import jupyter_core.paths
+
+    monkeypatch.setattr(jupyter_core.paths, "jupyter_path", lambda *parts: [str(tmp_path)])
+    assert doctor.main([]) == 1
+    out = capsys.readouterr().out
+    assert "✗ jupyterlab" in out and "pip install --upgrade ipywidgets jupyterlab_widgets" in out
+    assert "Not ready for class" in out
+
+
+def test_a_missing_font_warns_but_does_not_fail(monkeypatch):
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    font = by_name(doctor.checks())["cjk_font"]
+    assert not font.ok and not font.required and "fonts-noto-cjk" in font.fix
+
+
+def test_a_crashing_check_is_reported_not_raised(monkeypatch, capsys):
+    def broken():
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(doctor, "CHECKS", (broken,))
+    assert doctor.main(["--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["checks"][0]["found"] == "RuntimeError: boom"
+
+
+def test_chinese_report(capsys):
+    from agentlab.i18n import set_language
+
+    set_language("zh")
+    try:
+        doctor.main([])
+    finally:
+        set_language("en")
+    assert "可以上课了" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--help"])
+def test_help(flag, capsys):
+    with pytest.raises(SystemExit) as e:
+        doctor.main([flag])
+    assert e.value.code == 0 and "JupyterLab" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "en_US.UTF-8"}, "en"),
+        ({"LC_ALL": "zh_TW.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),  # LC_ALL wins, as in POSIX
+        ({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({}, "en"),
+    ],
+)
+def test_language_follows_the_locale(env, expected):
+    from agentlab.i18n import language_from_environment
+
+    assert language_from_environment(env) == expected
+
+
+def test_a_chinese_locale_starts_agentlab_in_chinese():
+    import subprocess
+    import sys
+
+    code = "from agentlab.i18n import get_language; print(get_language())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"LANG": "zh_CN.UTF-8", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == "zh"

@@ -1,0 +1,122 @@
+"""agentlab.secrets.redact: known secret values never reach what we write down."""
+
+from __future__ import annotations
+
+import copy as copy_module
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentlab.secrets import redact, secret_values
+
+KEY = "sk-ant-api03-" + "k" * 40
+
+
+class FakeClient:
+    api_key = KEY
+    auth_token = None
+
+
+class Wrapper:  # like RecordingClient: the key lives in .client
+    def __init__(self, client):
+        self.client = client
+
+
+def test_names_that_count_as_secret(monkeypatch):
+    env = {
+        "ANTHROPIC_API_KEY": "a" * 10,
+        "ANTHROPIC_AUTH_TOKEN": "b" * 10,
+        "GITHUB_TOKEN": "c" * 10,
+        "AWS_SECRET_ACCESS_KEY": "d" * 10,
+        "OPENAI_API_KEY": "e" * 10,
+        "DB_PASSWORD": "f" * 10,
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:8000",  # a setting, not a secret
+        "ANTHROPIC_MODEL": "claude-sonnet-5-5",
+        "HOME": "/home/student",
+        "SHORT_TOKEN": "1",  # too short to be a key; redacting it would garble text
+    }
+    found = secret_values(env=env)
+    assert sorted(found.values()) == [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "GITHUB_TOKEN",
+        "OPENAI_API_KEY",
+    ]
+
+
+def test_the_clients_key_is_found_through_wrappers(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert secret_values(Wrapper(Wrapper(FakeClient())), env={}) == {KEY: "ANTHROPIC_API_KEY"}
+
+
+def test_a_whole_history_is_redacted_everywhere(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    history = [
+        {"role": "user", "content": f"my key is {KEY}, keep it"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": KEY},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "bash",
+                    "input": {"command": f"echo {KEY}"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [{"type": "text", "text": f"{KEY}\n"}],
+                }
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "x", KEY: (KEY, 3, None)}]},
+    ]
+    copy = copy_module.deepcopy(history)
+    clean = redact(history)
+    assert history == copy  # the original is not changed
+    assert KEY not in json.dumps(clean)
+    assert clean[0]["content"] == "my key is [REDACTED:ANTHROPIC_API_KEY], keep it"
+    assert clean[1]["content"][1]["input"]["command"] == "echo [REDACTED:ANTHROPIC_API_KEY]"
+    assert clean[3]["content"][0]["[REDACTED:ANTHROPIC_API_KEY]"] == (
+        "[REDACTED:ANTHROPIC_API_KEY]",
+        3,
+        None,
+    )
+
+
+def test_a_longer_secret_that_contains_a_shorter_one_is_replaced_whole():
+    secrets = {"abcdefgh": "SHORT_KEY", "abcdefgh-and-more": "LONG_KEY"}
+    assert redact("x abcdefgh-and-more y", secrets=secrets) == "x [REDACTED:LONG_KEY] y"
+
+
+def test_nothing_known_means_nothing_changes():
+    data = [{"a": "b"}]
+    assert redact(data, secrets={}) is data
+
+
+@given(
+    prefix=st.text(max_size=20),
+    suffix=st.text(max_size=20),
+    secret=st.text(min_size=8, max_size=30),
+)
+def test_a_secret_never_survives_anywhere_in_a_string(prefix, suffix, secret):
+    out = redact(prefix + secret + suffix, secrets={secret: "X_KEY"})
+    assert "[REDACTED:X_KEY]" in out
+    # Gone, unless the replacement text happens to rebuild it (a secret made of
+    # the letters of "[REDACTED:X_KEY]"): check against the parts we wrote.
+    assert secret not in out or secret in "[REDACTED:X_KEY]" or secret in prefix + suffix
+
+
+@pytest.mark.parametrize("value", [3, 2.5, None, True])
+def test_other_values_pass_through(value):
+    assert redact(value, secrets={"abcdefgh": "A_KEY"}) is value
