@@ -38,7 +38,7 @@ EN: dict[str, str] = {
     "stage.append.about": "Pair each result with its tool_use_id; append them as one user message.",
     "stage.done.about": "The loop has ended.",
     # decisions (one plain sentence each)
-    "decide.tool_use": "The model asked for {n} tool call(s); the harness runs them and sends back the results.",
+    "decide.tool_use": "The model asked for {n} tool {n:call|calls}; the harness runs {n:it|them} and sends back the {n:result|results}.",
     "decide.end_turn": "The model finished its answer without asking for a tool, so the loop stops.",
     "decide.stop_sequence": "One of your stop_sequences appeared in the output, so the model stopped there; nothing is run and the loop stops.",
     "decide.max_tokens": "The reply was cut off at max_tokens; a cut-off tool call is never run, so the loop stops. To get the rest, raise max_tokens or ask the model to continue.",
@@ -46,7 +46,7 @@ EN: dict[str, str] = {
     "decide.refusal": "The model declined (see stop_details); nothing is run and the loop stops. Remove or rephrase the refused turn before asking again.",
     "decide.model_context_window_exceeded": "The history filled the model's context window, so the reply is cut off; nothing is run and the loop stops. Shorten the history before going on.",
     "decide.unknown": "Unknown stop reason {reason!r}: to be safe nothing is run and the loop stops.",
-    "decide.max_turns": "The loop reached its limit of {n} model request(s) and stopped; the history is still valid.",
+    "decide.max_turns": "The loop reached its limit of {n} model {n:request|requests} and stopped; the history is still valid.",
     "decide.budget": "The loop reached its budget ({what}) and stopped; the history is still valid.",
     # results made by the harness
     "result.not_run": "Not run: {reason}",

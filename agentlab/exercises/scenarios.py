@@ -25,6 +25,7 @@ from agentlab.exercises.sandbox import Outcome, Stop, describe_error, run
 from agentlab.history import Problem, as_dict, blocks, validate
 from agentlab.i18n import t
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.thinking import hidden, make_block, sign
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -48,6 +49,7 @@ QUICK_TIMEOUT = (
     0.5  # per scenario once one has timed out, so an endless loop costs seconds, not minutes
 )
 CALL_LIMIT = 40  # a fake called more often than this ends the student's code with Stop
+MODEL = "claude-sonnet-5-5"  # the model the exercises name (as reference.MODEL); it thinks
 
 # ---------------------------------------------------------------------------
 # Fakes: stand-ins for the shell, the user and the model
@@ -122,7 +124,7 @@ class ExerciseClient(ScriptedClient):
             raise Stop("the model was asked too often")
         accepted = len(self.requests)
         try:
-            return super()._reply(params)
+            return _signed_for(super()._reply(params), str(params.get("model") or MODEL))
         except Exception as e:
             if len(self.requests) == accepted:
                 self.rejected.append(describe_error(e))
@@ -131,6 +133,18 @@ class ExerciseClient(ScriptedClient):
             if len(self.requests) > accepted:
                 self.sent.append(as_dict(list(params.get("messages") or [])))
                 self.tools_sent.append(as_dict(params.get("tools")))
+
+
+def _signed_for(message: Message, model: str) -> Message:
+    """The reply with its thinking blocks signed for the model the request named, as
+    the real API signs them (so a student's own model name works too)."""
+    content = [
+        b.model_copy(update={"signature": sign(model, hidden(b) or "")})
+        if b.type == "thinking"
+        else b
+        for b in message.content
+    ]
+    return message.model_copy(update={"content": content})
 
 
 # ---------------------------------------------------------------------------
@@ -344,14 +358,21 @@ def bash_call(command: str, id: str) -> dict[str, Any]:
     return tool_use("bash", {"command": command}, id=id)
 
 
-def thinking(signature: str) -> dict[str, Any]:
+def thinking(note: str) -> dict[str, Any]:
     """A thinking block as claude-sonnet-5-5 returns it by default (display "omitted":
-    empty text and a signature). The API wants it sent back unchanged."""
-    return {"type": "thinking", "thinking": "", "signature": signature}
+    empty text and a signature). The API wants it sent back unchanged; the offline
+    clients check its signature (``agentlab.thinking``)."""
+    return make_block(MODEL, note)
 
 
 def reply(*content: Any, stop: str | None = None) -> Message:
-    return make_message(list(content), stop)
+    """A scripted reply. One that asks for tools starts with a thinking block, as
+    today's default model's replies do (a loop must send it back)."""
+    parts = list(content)
+    asks = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in parts)
+    if asks and not (isinstance(parts[0], dict) and parts[0].get("type") == "thinking"):
+        parts.insert(0, thinking("Which command answers this?"))
+    return make_message(parts, stop)
 
 
 def final(words: str = "agent.py has 42 lines; next to it are README.md and notes.txt.") -> Message:
@@ -439,10 +460,15 @@ def _decide_scenarios() -> list[tuple[str, str, Message, str]]:
         (
             "tool_use",
             "model_decides",
-            reply(thinking("sig-decide-1"), text("Let me count."), call),
+            reply(thinking("Count the lines with wc."), text("Let me count."), call),
             "execute",
         ),
-        ("parallel_tool_use", "model_decides", reply(thinking("sig-decide-2"), *calls), "execute"),
+        (
+            "parallel_tool_use",
+            "model_decides",
+            reply(thinking("Two commands at once."), *calls),
+            "execute",
+        ),
         ("stop_sequence", "stop_rule", reply(text("Answer: 42"), stop="stop_sequence"), "stop"),
         ("max_tokens", "stop_rule", reply(text("The files are: REA"), stop="max_tokens"), "stop"),
         (
@@ -499,19 +525,24 @@ def _one_tool_result(trial: Trial, block: Any, output: str) -> None:
     )
 
 
+def _calls(response: Message) -> list[Any]:
+    """The tool_use blocks of a reply (the first block is a thinking block)."""
+    return [b for b in response.content if b.type == "tool_use"]
+
+
 def _tool_result_basic(trial: Trial) -> None:
-    block = reply(bash_call("ls", "toolu_01Ls")).content[0]
+    [block] = _calls(reply(bash_call("ls", "toolu_01Ls")))
     _one_tool_result(trial, block, OUTPUTS["ls"])
 
 
 def _tool_result_pairs(trial: Trial) -> None:
     response = reply(bash_call("date", "toolu_01Dt"), bash_call("uname -s", "toolu_01Un"))
-    for block, command in zip(response.content, ["date", "uname -s"]):
+    for block, command in zip(_calls(response), ["date", "uname -s"]):
         _one_tool_result(trial, block, OUTPUTS[command])
 
 
 def _tool_result_unchanged(trial: Trial) -> None:
-    block = reply(bash_call("cat notes.txt", "toolu_01Ct")).content[0]
+    [block] = _calls(reply(bash_call("cat notes.txt", "toolu_01Ct")))
     _one_tool_result(trial, block, "  indented line\n中文 ✓ 'quotes' \"too\"\n\ntrailing newline\n")
 
 
@@ -619,7 +650,7 @@ def _run_tools_scenarios() -> list[tuple[str, str, Callable[[Trial], None]]]:
         bash_call("git status --short", "toolu_01Gs"),
     )
     mixed = reply(
-        thinking("sig-run-tools"),
+        thinking("List, then count."),
         text("First the file list."),
         bash_call("ls", "toolu_01Ls"),
         text("Then the line count."),
@@ -781,6 +812,13 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
     outcome = trial.run(*args)
     if outcome.timed_out:
         trial.returned(outcome)
+    refused = [r for r in client.rejected if "thinking" in r]
+    if refused:  # the client refused a history whose thinking block was dropped or changed
+        trial.fail(
+            t("ex.expect.thinking_kept", n=len(client.sent) + 1),
+            t("ex.happened.api", error=refused[0]),
+            "keep_thinking",
+        )
     ran = [c for c in bash.calls if isinstance(c, str)]
     bad = [c for c in ran if c in case.never]
     if bad:
@@ -954,9 +992,9 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
             "keep_thinking",
             Loop(
                 [
-                    reply(thinking("sig-loop-1"), ls),
-                    reply(thinking("sig-loop-2"), text("Now the lines."), wc),
-                    reply(thinking("sig-loop-3"), text("agent.py has 42 lines.")),
+                    reply(thinking("First see what is here."), ls),
+                    reply(thinking("Now count the lines."), text("Now the lines."), wc),
+                    reply(thinking("I can answer now."), text("agent.py has 42 lines.")),
                 ],
                 ["ls", "wc -l agent.py"],
                 (3,),
