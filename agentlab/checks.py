@@ -92,6 +92,7 @@ def check_request(
     beta: bool = False,
     count_tokens: bool = False,
     paused: Collection[str] | None = None,
+    thought: Collection[str] | None = None,
 ) -> list[str]:
     """The API's error messages for this request; [] if it would be accepted.
 
@@ -108,6 +109,9 @@ def check_request(
     back to be continued, not a prefill. A caller that keeps no such record
     passes None, and then the prefill rule is not applied (it could not tell
     the two apart).
+
+    ``thought`` holds the ids of tool calls whose reply the caller gave out with
+    a thinking block (see ``agentlab.thinking.check``); None applies the strict rule.
     """
     errors: list[str] = []
     required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
@@ -124,7 +128,7 @@ def check_request(
     errors += _tools(params.get("tools"))
     if isinstance(messages, list) and messages:  # thinking blocks: unchanged, and not dropped
         since = len(seen) if seen and _extends(messages, seen) else 0
-        errors += thinking.check(params, since=since)
+        errors += thinking.check(params, since=since, thought=thought)
     return errors
 
 

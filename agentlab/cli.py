@@ -143,16 +143,21 @@ def _confirm(console: Any, read: Any = input) -> Any:
     """The terminal approval prompt: shows the exact command, asks until it understands."""
     from rich.text import Text
 
-    from agentlab.terminal import has_hidden, visible
+    from agentlab.terminal import command_lines, has_hidden
     from agentlab.tools.policy import Verdict, describe_call
 
     def ask(call: Any) -> Verdict:
         command = describe_call(call)
+        lines, many = command_lines(command)
         console.print(Text(t("cli.wants_to_run"), style="yellow"))
-        for line in command.split("\n"):
-            console.print(Text("  │ ", style="yellow"), Text(visible(line)), sep="")
+        if many:  # said before and after, so it stands next to the prompt too
+            console.print(Text(many, style="bold red"))
+        for line in lines:
+            console.print(Text("  │ ", style="yellow"), Text(line), sep="")
         if has_hidden(command):
             console.print(Text(t("cli.hidden"), style="bold red"))
+        if many:
+            console.print(Text(many, style="bold red"))
         while True:
             try:
                 answer = read(t("cli.prompt")).strip()

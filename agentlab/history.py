@@ -5,13 +5,23 @@ class: it is exactly the ``messages=`` list of the Anthropic Messages API, so a
 student can print it, save it as JSON and send it as is.
 
 ``validate`` checks a whole history the way the API does and words each problem
-the way the API's 400 error does. ``check_next`` checks one new message against
-the one before it, which is all ``append`` needs (O(1) in the history's length).
+the way the API's 400 error does: first the shape of every message and block
+(read from the SDK's own request types, see ``agentlab.schema``), then the rules
+that tie messages together. ``check_next`` checks one new message against the
+one before it, which is all ``append`` needs (O(1) in the history's length).
+
+``save`` writes atomically and refuses what JSON cannot hold; ``load`` says
+clearly why a file is not a history.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import stat
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -22,6 +32,7 @@ from agentlab.i18n import t
 
 __all__ = [
     "HistoryError",
+    "HistoryFileError",
     "Pairing",
     "Problem",
     "as_dict",
@@ -115,25 +126,58 @@ def _ids(bs: Iterable[dict[str, Any]], kind: str, key: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 
+def _schema(i: int, message: Any) -> list[Problem]:
+    """What the API's request schema rejects in message ``i`` (see ``agentlab.schema``)."""
+    from agentlab import schema
+
+    problems = []
+    for e in schema.check_message(message, i):
+        top = len(e.path) <= 3  # messages.N or messages.N.<key>
+        if len(e.path) == 2:
+            rule, hint = "shape", t("hint.dict")
+        elif top and e.key == "role":
+            rule, hint = "role", t("hint.role")
+        elif top and e.key == "content":
+            rule, hint = "shape", t("hint.content")
+        elif top:
+            rule, hint = "shape", t("hint.schema.message_keys")
+        else:
+            rule, hint = "schema", _schema_hint(e)
+        problems.append(Problem(str(e), hint, i, rule))
+    return problems
+
+
+def _schema_hint(e: Any) -> str:
+    """A hint for a content block that does not fit the SDK's types."""
+    from agentlab import schema
+
+    if e.kind == "tag":
+        return t("hint.schema.tag")
+    if e.kind == "type" and e.key in ("input", "is_error") and "tool_" in e.where:
+        return t(f"hint.schema.{e.key}")
+    if e.kind == "type" and e.path[-2:-1] == ("tool_result",) and e.key == "content":
+        return t("hint.schema.result_content")
+    if e.kind == "type" and isinstance(e.path[-1], int):
+        return t("hint.schema.block")
+    if e.owner is not None:
+        required, optional = schema.fields(e.owner)
+        return t(
+            "hint.schema.fields",
+            type=e.owner.__name__,
+            required=", ".join(required),
+            optional=", ".join(optional) or "-",
+        )
+    return t("hint.schema.block")
+
+
 def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
-    """Rules about one message on its own."""
+    """Rules about one message on its own, beyond its shape (``_schema`` checks that)."""
     if type(message) is not dict and not isinstance(message, Mapping):
-        return [
-            Problem(f"messages.{i}: Input should be a valid dictionary", t("hint.dict"), i, "shape")
-        ]
+        return []
     role = message.get("role")
-    if role not in ("user", "assistant"):
-        return [
-            Problem(
-                f"messages.{i}.role: Input should be 'user' or 'assistant'",
-                t("hint.role"),
-                i,
-                "role",
-            )
-        ]
     content = message.get("content")
-    if not isinstance(content, (str, list, tuple)):
-        return [Problem(f"messages.{i}.content: Field required", t("hint.content"), i, "shape")]
+    if role not in ("user", "assistant", "system") or not isinstance(content, (str, list, tuple)):
+        return []
     problems = []
     empty = (isinstance(content, str) and content == "") or (
         isinstance(content, (list, tuple)) and len(content) == 0
@@ -153,7 +197,7 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
         kind = b.get("type")
         if kind == "text":
             text = b.get("text")
-            if not isinstance(text, str) or text == "":
+            if text == "":
                 if not empty:  # an empty string content was reported above
                     problems.append(
                         Problem(
@@ -163,7 +207,7 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
                             "empty_text",
                         )
                     )
-            elif not text.strip():
+            elif isinstance(text, str) and not text.strip():
                 problems.append(
                     Problem(
                         "messages: text content blocks must contain non-whitespace text",
@@ -209,6 +253,19 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
                 Problem(
                     f"messages.{i}: `tool_result` blocks can only be in `user` messages",
                     t("hint.result_role"),
+                    i,
+                    "role",
+                )
+            )
+        elif kind in ("thinking", "redacted_thinking") and role != "assistant":
+            # The API refuses thinking blocks the model did not write; its exact words
+            # for one in a user message are not known from public material. These
+            # follow its wording for tool_use blocks.
+            problems.append(
+                Problem(
+                    f"messages.{i}.content.{k}: `{kind}` blocks can only be in "
+                    "`assistant` messages",
+                    t("hint.thinking_role"),
                     i,
                     "role",
                 )
@@ -294,11 +351,13 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         return [
             Problem("messages: at least one message is required", t("hint.first"), None, "shape")
         ]
+    # The API checks the request's shape first (its schema) and the rules that tie
+    # messages together after, so every shape problem comes before the others:
+    # the first problem is the one the API's 400 names.
     problems: list[Problem] = []
-    if _role(messages[0]) == "assistant":
-        problems.append(
-            Problem('messages: first message must use the "user" role', t("hint.first"), 0, "first")
-        )
+    for i, message in enumerate(messages):
+        problems += _schema(i, message)
+    problems += _first_role(messages[0])
     for i, message in enumerate(messages):
         problems += _check_message(i, message, last=i == len(messages) - 1)
         if i > 0:
@@ -307,6 +366,14 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
             problems += _check_pair(0, None, message, pending_ok)
     problems += _check_pair(len(messages), messages[-1], None, pending_ok)
     return problems
+
+
+def _first_role(message: Any) -> list[Problem]:
+    if _role(message) in ("assistant", "system"):
+        return [
+            Problem('messages: first message must use the "user" role', t("hint.first"), 0, "first")
+        ]
+    return []
 
 
 def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True) -> list[Problem]:
@@ -322,11 +389,10 @@ def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True
 
 def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> list[Problem]:
     """Problems of ``message`` standing at index ``i`` right after ``prev`` (None: first)."""
-    problems = _check_message(i, message, last=True)
-    if prev is None and _role(message) == "assistant":
-        problems.append(
-            Problem('messages: first message must use the "user" role', t("hint.first"), 0, "first")
-        )
+    problems = _schema(i, message)
+    if prev is None:
+        problems += _first_role(message)
+    problems += _check_message(i, message, last=True)
     if prev is not None and not blocks(prev) and _role(prev) == "assistant":
         problems += [p for p in _check_message(i - 1, prev, last=False) if p.rule == "empty"]
     problems += _check_pair(i, prev, message, pending_ok)
@@ -351,6 +417,10 @@ class Pairing:
     input: Any
     status: str  # "ok", "error" or "missing"
     result: Any = None  # the tool_result's content
+    # The model's thinking right before this call, in the same message: None when
+    # there was no thinking block, "" when the API hid its text (display "omitted",
+    # or a redacted_thinking block).
+    thinking: str | None = None
 
 
 def pairings(messages: Sequence[Any]) -> list[Pairing]:
@@ -367,9 +437,15 @@ def pairings(messages: Sequence[Any]) -> list[Pairing]:
             for b in nxt
             if b.get("type") == "tool_result" and _role(messages[i + 1]) == "user"
         }
+        thought: list[str] = []
         for b in blocks(message):
+            if b.get("type") in ("thinking", "redacted_thinking"):
+                thought.append(str(b.get("thinking") or ""))
+                continue
             if b.get("type") != "tool_use":
                 continue
+            thinking = "\n".join(x for x in thought if x) if thought else None
+            thought = []
             r = results.get(str(b.get("id")))
             status = "missing" if r is None else ("error" if r.get("is_error") else "ok")
             out.append(
@@ -382,6 +458,7 @@ def pairings(messages: Sequence[Any]) -> list[Pairing]:
                     input=b.get("input"),
                     status=status,
                     result=None if r is None else r.get("content"),
+                    thinking=thinking,
                 )
             )
     return out
@@ -392,19 +469,149 @@ def pairings(messages: Sequence[Any]) -> list[Pairing]:
 # --------------------------------------------------------------------------
 
 
+MAX_DEPTH = 100  # nesting a saved history may have; a real one stays under 20
+
+
+class HistoryFileError(HistoryError):
+    """Raised by ``save`` and ``load``: the file could not be written or read as a history.
+
+    When ``save`` raises it, the file on disk is the one that was there before.
+    """
+
+    def __init__(self, path: str | PathLike[str], problems: Sequence[Problem]):
+        self.path = Path(path)
+        super().__init__(problems)
+        self.args = (f"{self.path}: {self.args[0]}",)
+
+
 def save(messages: Sequence[Any], path: str | PathLike[str]) -> Path:
-    """Write the history as JSON (plain dicts; SDK objects are converted)."""
-    p = Path(path)
-    p.write_text(json.dumps(as_dict(list(messages)), ensure_ascii=False, indent=1) + "\n", "utf-8")
-    return p
+    """Write the history as JSON (plain dicts; SDK objects are converted).
+
+    The write is atomic: the JSON goes to a temporary file in the same folder,
+    is flushed to disk, and only then takes the old file's name. A value JSON
+    cannot hold (bytes, a set, NaN, a lone surrogate...) raises
+    ``HistoryFileError`` naming where it is, and the old file stays as it was.
+    Any known secret value (the API key, ``*_TOKEN``, ``*_KEY`` variables) is
+    written as ``[REDACTED:NAME]``.
+    """
+    p = Path(os.path.realpath(path))  # through a symlink, replace what it points to
+    try:
+        data = as_dict(list(messages))
+    except RecursionError:
+        problem = f"messages: nested more than {MAX_DEPTH} levels deep"
+    else:
+        from agentlab.secrets import redact
+
+        data = redact(data)  # a key a tool printed never reaches the file (agentlab.secrets)
+        problem = _unsaveable(data)
+    if problem:
+        raise HistoryFileError(path, [Problem(problem, t("hint.file.save"), None, "file")])
+    raw = (json.dumps(data, ensure_ascii=False, indent=1, allow_nan=False) + "\n").encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _mode(p))
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_folder(p.parent)
+    return Path(path)
 
 
-def load(path: str | PathLike[str]) -> list[dict[str, Any]]:
-    """Read a history written by ``save``; it must be a JSON list of messages."""
-    data = json.loads(Path(path).read_text("utf-8"))
+def _mode(p: Path) -> int:
+    """The old file's permissions, or those a plain ``open()`` would give a new one."""
+    try:
+        return stat.S_IMODE(p.stat().st_mode)
+    except OSError:
+        umask = os.umask(0o22)  # reading the umask means setting it: put it back at once
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (POSIX; Windows cannot open folders)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _unsaveable(data: Any) -> str:
+    """Where ``data`` holds something JSON (in UTF-8) cannot: ``"messages.2.content: ..."``."""
+    todo: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while todo:
+        value, path = todo.pop()
+        where = ".".join(["messages", *map(str, path)])
+        if len(path) > MAX_DEPTH:
+            return f"{where}: nested more than {MAX_DEPTH} levels deep"
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return f"{where}: a string that is not valid Unicode ({e.reason})"
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{where}: {value} is not a JSON number"
+        elif isinstance(value, dict):
+            for k, v in reversed(list(value.items())):
+                if not isinstance(k, str):
+                    return f"{where}: the key {k!r} is not a string"
+                todo.append((v, (*path, k)))
+                todo.append((k, (*path, k)))
+        elif isinstance(value, (list, tuple)):
+            todo += [(v, (*path, k)) for k, v in reversed(list(enumerate(value)))]
+        elif not (value is None or isinstance(value, (bool, int, float))):
+            return f"{where}: a value of type {type(value).__name__} cannot be saved as JSON"
+    return ""
+
+
+def load(path: str | PathLike[str], *, check: bool = True) -> list[dict[str, Any]]:
+    """Read a history written by ``save``.
+
+    Raises ``HistoryFileError`` with a clear reason when the file is not UTF-8
+    JSON, nests deeper than ``MAX_DEPTH``, is not a list of messages, or (with
+    ``check=True``) is a history the API would reject. A history that ends on
+    an unanswered ``tool_use`` (saved between two stages) is accepted.
+    """
+    raw = Path(path).read_bytes()
+
+    def fail(message: str, hint: str = "") -> HistoryFileError:
+        return HistoryFileError(path, [Problem(message, hint or t("hint.file.load"), None, "file")])
+
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError as e:
+        raise fail(f"not UTF-8 text (byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise fail(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise fail(f"nested too deeply to read (more than {MAX_DEPTH} levels)") from None
+    except ValueError as e:  # NaN or Infinity
+        raise fail(f"not JSON: {e}") from None
     if not isinstance(data, list):
-        raise HistoryError([Problem("messages: Input should be a valid list", t("hint.list"))])
+        raise fail("messages: Input should be a valid list", t("hint.list"))
+    problem = _unsaveable(data)
+    if problem:
+        raise fail(problem)
+    if check and data:
+        problems = validate(data, pending_ok=True)
+        if problems:
+            raise HistoryFileError(path, problems)
     return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def result_text(content: Any) -> str:
@@ -450,7 +657,31 @@ def to_markdown(messages: Sequence[Any]) -> str:
                     "```",
                     "",
                 ]
+            elif kind == "thinking":
+                thought = str(b.get("thinking") or "")
+                head = "`thinking`" if thought else f"`thinking` ({t('md.thinking.omitted')})"
+                lines += [f"{head} · {_secret('signature', b.get('signature'))}", ""]
+                if thought:
+                    fence = _fence(thought)
+                    lines += [f"{fence}text", thought, fence, ""]
+            elif kind == "redacted_thinking":
+                what = t("md.thinking.redacted")
+                lines += [f"`redacted_thinking` ({what}) · {_secret('data', b.get('data'))}", ""]
             else:
                 lines += [f"`{kind}` block", ""]
         parts.append("\n".join(lines))
     return "\n".join(parts)
+
+
+def _secret(name: str, value: Any) -> str:
+    """An opaque value (a signature) shown by its start and size, never in full."""
+    text = str(value or "")
+    start = text[: min(8, len(text) // 2)]
+    return t("md.thinking.opaque", name=name, start=start + "…", n=len(text))
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return fence

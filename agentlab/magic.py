@@ -352,7 +352,10 @@ class _WidgetLive:
 
 
 def _print(piece: str) -> None:
-    print(piece, end="", flush=True)
+    """Model text and tool output to a terminal: escape sequences and control characters removed."""
+    from agentlab.terminal import plain
+
+    print(plain(piece), end="", flush=True)
 
 
 def summary(loop: AgentLoop) -> str:
@@ -410,12 +413,17 @@ def ask_in_terminal(call: Any) -> Verdict:
     ``\\r``), so what you approve is what runs; an answer it does not know
     is asked again.
     """
-    from agentlab.terminal import has_hidden, visible
+    from agentlab.terminal import command_lines, has_hidden
 
     command = describe_call(call)
-    print(t("magic.confirm_call", call=visible(command)), flush=True)
+    lines, many = command_lines(command)
+    if many:
+        print(many, flush=True)
+    print(t("magic.confirm_call", call="\n".join(lines)), flush=True)
     if has_hidden(command):
         print(t("cli.hidden"), flush=True)
+    if many:
+        print(many, flush=True)
     while True:
         try:
             answer = input(t("magic.confirm_prompt")).strip()
@@ -560,7 +568,7 @@ class AgentMagics(Magics):
 
             try:
                 save(self.session.messages, path)
-            except OSError as e:
+            except (OSError, HistoryError) as e:  # HistoryError: something JSON cannot hold
                 raise UsageError(t("magic.save_failed", path=path, error=e)) from None
             print(t("magic.saved", n=len(self.session.messages), path=path))
             return None

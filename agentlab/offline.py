@@ -47,7 +47,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.checks import bad_request, check_request  # the API's request rules
+from agentlab.checks import bad_request, check_request, fingerprint  # the API's rules
 from agentlab.history import as_dict
 from agentlab.i18n import t
 from agentlab.streaming import events, sse
@@ -289,10 +289,16 @@ class ScriptedClient:
         self.messages = _Messages(self)
         self._seen: list[Any] = []
         self._threads = Threads()
+        # What later requests may send back: pause_turn replies (so a history ending
+        # on one is a continuation, not a prefill) and tool calls made with thinking.
+        self._paused: set[str] = set()
+        self._thought: set[str] = set()
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
-            errors = check_request(params, seen=self._seen)
+            errors = check_request(
+                params, seen=self._seen, paused=self._paused, thought=self._thought
+            )
             if errors:
                 raise bad_request(errors[0])
             self._seen = list(params.get("messages") or [])
@@ -313,9 +319,17 @@ class ScriptedClient:
             raise item
         if callable(item):
             item = item(params)
-        if hasattr(item, "stop_reason"):
-            return item
-        return make_message(item, ids=self._ids, input_tokens=_tokens(params.get("messages")))
+        if not hasattr(item, "stop_reason"):
+            item = make_message(item, ids=self._ids, input_tokens=_tokens(params.get("messages")))
+        self._remember(item)
+        return item
+
+    def _remember(self, message: Any) -> None:
+        content = list(getattr(message, "content", None) or [])
+        if message.stop_reason == "pause_turn":
+            self._paused.add(fingerprint(content))
+        if content and getattr(content[0], "type", None) in ("thinking", "redacted_thinking"):
+            self._thought.update(b.id for b in content if b.type == "tool_use")
 
     # -- the SDK's own client, for everything but a plain create ---------------
 

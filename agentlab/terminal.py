@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["has_hidden", "plain", "visible"]
+__all__ = ["command_lines", "has_hidden", "plain", "visible"]
 
 # Categories of characters that a terminal does not simply draw: controls (Cc),
 # format characters such as bidi overrides and zero-width spaces (Cf),
@@ -30,16 +30,49 @@ __all__ = ["has_hidden", "plain", "visible"]
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 
 
+# Letters that draw as nothing (Hangul fillers, the blank Braille pattern).
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"
+
+
 def _hidden(ch: str) -> bool:
     if ch == "\n":
         return False
     category = unicodedata.category(ch)
-    return category in _HIDDEN_CATEGORIES or (category == "Zs" and ch != " ")
+    return (
+        category in _HIDDEN_CATEGORIES or (category == "Zs" and ch != " ") or ch in _BLANK_LETTERS
+    )
 
 
 def has_hidden(text: str) -> bool:
     """True if ``text`` holds a character ``visible`` would write out as an escape."""
     return any(_hidden(ch) for ch in text)
+
+
+def command_lines(command: str) -> tuple[list[str], str | None]:
+    """The lines to show a person who approves ``command``, and a warning if it has several.
+
+    Every line is ``visible``; a run of empty lines is shown as one line saying
+    how many there were, so empty lines cannot push the start of a command out
+    of sight. The warning (None for one line) says how many lines will run.
+    """
+    from agentlab.i18n import t
+
+    raw = command.split("\n")
+    lines: list[str] = []
+    blank = 0
+    for line in raw:
+        if not line.strip():
+            blank += 1
+            continue
+        if blank:
+            lines.append(t("cli.empty_lines", n=blank))
+            blank = 0
+        lines.append(visible(line))
+    if blank:
+        lines.append(t("cli.empty_lines", n=blank))
+    if len(raw) == 1:
+        return lines, None
+    return lines, t("cli.many_lines", n=sum(1 for line in raw if line.strip()), total=len(raw))
 
 
 def visible(text: str) -> str:

@@ -27,7 +27,7 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -139,11 +139,18 @@ def make_block(model: str, thinking: str, shown: str = "omitted") -> dict[str, A
     return {"type": "thinking", "thinking": text, "signature": sign(model, thinking, shown)}
 
 
-def check(params: Mapping[str, Any], *, since: int = 0) -> list[str]:
+def check(
+    params: Mapping[str, Any], *, since: int = 0, thought: Container[str] | None = None
+) -> list[str]:
     """The API's error texts for this request's thinking blocks; [] if fine.
 
     ``since``: verify signatures only from this message on (a caller that
     already checked the earlier messages of this history passes their count).
+    ``thought``: the ids of tool calls whose reply this caller gave out with a
+    thinking block (an offline client or ``agentlab serve`` keeps them). With
+    it, only those turns must keep their thinking block: a reply scripted by
+    hand without one was never thinking, so nothing was dropped. Without it
+    (None), every continued turn must start with one, as on the real API.
 
     - Every ``thinking`` block sent back must be unchanged and signed for
       the request's model (a block from another model is refused too).
@@ -181,6 +188,10 @@ def check(params: Mapping[str, Any], *, since: int = 0) -> list[str]:
         return errors
     content = blocks(turn)
     first = content[0].get("type") if content else "text"
+    if thought is not None and not any(
+        b.get("id") in thought for b in content if b.get("type") == "tool_use"
+    ):
+        return errors  # not a turn this caller gave out with thinking: nothing was dropped
     if first not in THINKING_TYPES:
         # The real message goes on after "a thinking block"; the rest of its
         # wording is not known from public material, so we stop there (and add

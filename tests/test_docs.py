@@ -52,6 +52,10 @@ HISTORIES = {
     "empty_text": [user([{"type": "text", "text": ""}])],
     "blank_text": [user([{"type": "text", "text": "  "}])],
     "role": [user("List"), {"role": "tool", "content": "ok"}],
+    "tool_input": [user("List"), {"role": "assistant", "content": [{**tool_use("t1"), "input": "ls"}]},
+                   user([tool_result("t1")])],
+    "is_error": [user("List"), assistant([tool_use("t1")]), user([{**tool_result("t1"), "is_error": "true"}])],
+    "unknown_block": [user([{"type": "txt", "text": "List"}])],
 }  # fmt: skip
 
 REQUESTS = {

@@ -24,9 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
-from agentlab import testing
 from agentlab.offline import DemoClient, ScriptedClient, make_message, stream_of, text, tool_use
-from agentlab.streaming import events
 from agentlab.testing import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
@@ -136,23 +134,6 @@ def test_create_stream_true_returns_the_sdks_stream_of_the_servers_events():
     assert offline == served
     assert offline[0] == "message_start" and offline[-2:] == ["message_delta", "message_stop"]
     assert "content_block_delta:input_json_delta" in offline
-
-
-@pytest.mark.parametrize(
-    "content",
-    [
-        "one two  three",
-        TOOL_REPLY,
-        [{"type": "thinking", "thinking": "", "signature": "c2ln"}, text("Done.")],
-        [{"type": "redacted_thinking", "data": "abc"}, text("ok")],
-    ],
-    ids=["text", "tool_use", "thinking", "redacted"],
-)
-def test_events_are_the_servers_events(content):
-    # agentlab.streaming is a copy of the server's _events (agentlab.testing) until
-    # the server uses it: the two must not drift apart.
-    message = make_message(content)
-    assert list(events(message)) == list(testing._events(message))
 
 
 def test_messages_stream_is_the_sdks_message_stream():

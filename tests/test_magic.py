@@ -274,9 +274,9 @@ def test_reset_history_save_and_load(ip, tmp_path, capsys):
     ("content", "words"),
     [
         (None, "There is no file"),
-        ("not json", "is not a JSON file"),
+        ("not json", r"not JSON: Expecting value \(line 1, column 1\)"),
         ('{"role": "user"}', "Input should be a valid list"),
-        ('[{"role": "robot", "content": "hi"}]', "Input should be 'user' or 'assistant'"),
+        ('[{"role": "robot", "content": "hi"}]', "Input should be 'user', 'assistant' or 'system'"),
         (
             json.dumps(
                 [

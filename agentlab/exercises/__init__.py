@@ -9,8 +9,10 @@ it on scenarios built with the offline clients (parallel calls, unknown and
 failing tools, every stop reason, a tool call cut off by ``max_tokens``) and
 returns a ``Report``: ``.passed``, the failures with what was expected, what
 happened and a hint naming the lesson's idea, and ``.score(points)`` for
-nbgrader. Nothing the function does can break the checker: exceptions, wrong
-types and endless loops are reported (see ``agentlab.exercises.sandbox``).
+nbgrader. Nothing the function does can break the checker: each scenario runs
+in its own process with fresh objects and a hard time limit, and exceptions,
+``sys.exit``, ``os._exit``, wrong types, endless loops and values that cannot
+be compared are all reported (see ``agentlab.exercises.sandbox``).
 
 The notebooks in ``notebooks/exercises`` and ``notebooks/solutions`` are made
 from ``agentlab.exercises.reference`` by ``tools/make_exercises.py``.
@@ -25,6 +27,7 @@ from typing import Any
 
 from agentlab.exercises import strings as _strings  # noqa: F401  (registers the texts)
 from agentlab.exercises.report import Report, Result
+from agentlab.exercises.sandbox import Crashed, Forked, Outcome, can_fork, describe_error, run
 from agentlab.exercises.scenarios import (
     DEFAULT_TIMEOUT,
     QUICK_TIMEOUT,
@@ -32,9 +35,14 @@ from agentlab.exercises.scenarios import (
     Scenario,
     evaluate,
 )
+from agentlab.exercises.scenarios import _build as _build_scenarios
 from agentlab.i18n import t
 
 __all__ = ["DEFAULT_TIMEOUT", "Exercise", "Report", "Result", "check", "get", "list_exercises"]
+
+# A scenario's process is killed after twice its time limit (a scenario calls the
+# function at most twice) plus this margin for starting it and judging the value.
+MARGIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -175,16 +183,106 @@ def check(name: str, fn: Callable[..., Any], *, timeout: float = DEFAULT_TIMEOUT
     problem = _signature_problem(exercise, fn)
     if problem:
         return Report(name, tuple(_not_run(s, problem) for s in scenarios), problem=problem)
-    results: list[Result] = []
-    limit = timeout
-    for scenario in scenarios:
-        if results and results[-1].stuck:  # a thread we could not stop: run nothing beside it
-            results.append(_not_run(scenario, t("ex.happened.skipped_stuck")))
-            results[-1] = replace(results[-1], stuck=True)
-            continue
-        results.append(evaluate(scenario, fn, limit))
-        if results[-1].timed_out:  # a working function needs milliseconds: wait less from now on
-            limit = min(timeout, QUICK_TIMEOUT)
+    _prepare()
+    results = _forked(scenarios, fn, timeout) if can_fork() else _threads(scenarios, fn, timeout)
     if all(r.stub for r in results):
         problem = t("ex.report.stub", name=name)
     return Report(name, tuple(results), problem=problem)
+
+
+def _forked(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -> list[Result]:
+    """Each scenario built afresh and judged in a forked process, under a hard limit.
+
+    One process runs the scenarios one after the other and sends each Result
+    back; if it ends, hangs or is killed, that scenario fails and a new
+    process takes the rest. Rebuilding each scenario gives it new objects
+    (replies, histories, fakes), so a function that changes what it was given
+    cannot change a later scenario; the process keeps everything else it did
+    (``os._exit``, a crash, changed globals) away from the kernel.
+    """
+    results: list[Result] = []
+    limit = timeout
+    child: Forked | None = None
+    try:
+        for k, scenario in enumerate(scenarios):
+            if results and results[-1].stuck:  # something we could not stop: run nothing after
+                results.append(
+                    replace(_not_run(scenario, t("ex.happened.skipped_stuck")), stuck=True)
+                )
+                continue
+            if child is None:
+                rest = [s.name for s in scenarios[k:]]
+                child = Forked(_judge_all, (scenario.exercise, rest, fn, timeout, limit))
+            hard = 2 * limit + MARGIN
+            outcome = child.receive(hard)
+            results.append(_result(scenario, outcome, hard))
+            if not outcome.ok or results[-1].stuck:
+                child.end()
+                child = None
+            if results[-1].timed_out:  # a working function needs milliseconds: wait less now
+                limit = min(timeout, QUICK_TIMEOUT)
+    finally:
+        if child is not None:
+            child.end()
+    return results
+
+
+def _judge_all(
+    send: Callable[[Result], None],
+    exercise: str,
+    names: list[str],
+    fn: Callable[..., Any],
+    timeout: float,
+    limit: float,
+) -> None:
+    """In the child: judge the named scenarios in order, with the parent's rule for limits."""
+    for name in names:
+        result = evaluate(_fresh(exercise, name), fn, limit)
+        send(result)
+        if result.timed_out:
+            limit = min(timeout, QUICK_TIMEOUT)
+
+
+def _threads(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -> list[Result]:
+    """Without ``fork`` (Windows): each scenario in a thread with the same limits."""
+    results: list[Result] = []
+    limit = timeout
+    for scenario in scenarios:
+        if results and results[-1].stuck:
+            results.append(replace(_not_run(scenario, t("ex.happened.skipped_stuck")), stuck=True))
+            continue
+        hard = 2 * limit + MARGIN
+        fresh = _fresh(scenario.exercise, scenario.name)
+        results.append(_result(scenario, run(evaluate, (fresh, fn, limit), hard), hard))
+        if results[-1].timed_out:
+            limit = min(timeout, QUICK_TIMEOUT)
+    return results
+
+
+def _fresh(exercise: str, name: str) -> Scenario:
+    """The scenario built anew: new replies, histories and fakes."""
+    return next(s for s in _build_scenarios()[exercise] if s.name == name)
+
+
+def _result(scenario: Scenario, outcome: Outcome, hard: float) -> Result:
+    """The Result the process (or thread) sent back, or a failure saying what stopped it."""
+    if outcome.ok and isinstance(outcome.value, Result):
+        return outcome.value
+    if outcome.timed_out:
+        result = _not_run(scenario, t("ex.happened.judge_timeout", seconds=hard))
+        return replace(result, timed_out=True, stuck=True)
+    error = outcome.error
+    if isinstance(error, Crashed) and not error.raised:
+        return _not_run(scenario, t("ex.happened.process_ended", how=str(error)))
+    text = str(error) if isinstance(error, Crashed) else describe_error(error or TypeError())
+    why = t("ex.happened.raised", error=text)
+    if outcome.where:
+        why += "\n" + t("ex.happened.at", line=outcome.where)
+    return _not_run(scenario, why)
+
+
+def _prepare() -> None:
+    """Read the SDK's types once here, so each scenario's process does not repeat it."""
+    from agentlab import schema
+
+    schema.prepare()

@@ -1,39 +1,54 @@
 """Running a student's function so that nothing it does can break the checker.
 
-Each call runs in a daemon thread with a time limit, with ``print`` output
-captured (and capped), and every exception caught and kept as data.
+Two layers:
 
-Why a thread and not a subprocess: a function defined in a notebook cell
-cannot be sent to another process portably (``spawn`` must pickle it, which
-fails for notebook functions; ``fork`` is unsafe in a kernel that runs
-threads and does not exist on Windows). The price: Python cannot kill a
-thread. So after the time limit we ask the thread to stop by raising
-``Stop`` inside it (CPython's ``PyThreadState_SetAsyncExc``); a pure-Python
-endless loop ends at once. A thread blocked inside C code (``time.sleep``,
-a socket) only stops when that call returns; it is a daemon, so it never
-keeps Python from exiting, and ``check`` reports it as still running and
-skips the scenarios after it. Most endless loops never get that far: the
-scripted client, the fake ``run_bash`` and the fake ``approve`` raise
-``Stop`` themselves once they have been called far more often than the
-scenario needs.
+- ``Forked`` runs the scenarios (the student's function *and* the judging of
+  what it returned) in a child process made with ``fork``, and ``check``
+  waits for each result under a hard time limit. Whatever happens there stays
+  there: ``os._exit``, a segfault, a memory bomb, a value whose ``__eq__`` or
+  ``__repr__`` never returns, ``SystemExit``, ``KeyboardInterrupt``, changes
+  to shared objects. At the limit the process (and anything it started) is
+  killed, so even code stuck inside C (``time.sleep``, a lock) ends.
+- ``run`` calls the function inside that child in a daemon thread with the
+  scenario's time limit, captures and caps what it prints, and keeps every
+  exception as data, so the report can say "still running after 2 s" or
+  show the student's line that raised.
+
+Why a forked process and not only a thread: Python cannot kill a thread, and
+a thread shares the kernel's fate (``os._exit`` ends the kernel). Why fork
+and not ``spawn``: a function defined in a notebook cell cannot be pickled
+and sent to a fresh interpreter, but a forked child already has it, with the
+cell's source in ``linecache``, so tracebacks keep pointing at the student's
+line. The child only sends back the finished ``Result`` (plain strings).
+Where ``fork`` does not exist (Windows), ``check`` falls back to a thread
+with the same time limit: endless Python loops still end (``Stop`` is raised
+inside the thread), but ``os._exit`` or code stuck in C cannot be contained.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
+import faulthandler
 import io
 import linecache
 import os
+import signal
+import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Outcome", "Stop", "describe_error", "run"]
+from agentlab.i18n import t
+
+__all__ = ["Crashed", "Forked", "Outcome", "Stop", "can_fork", "describe_error", "run"]
 
 PRINT_LIMIT = 2000  # characters of captured print output kept per call
+MEMORY_LIMIT = 1 << 30  # bytes a checked scenario may add to the kernel's size (Linux)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../agentlab
 
 
@@ -42,6 +57,15 @@ class Stop(BaseException):
 
     A ``BaseException``, so ``except Exception`` in the student's loop does not swallow it.
     """
+
+
+class Crashed(Exception):
+    """What ended a scenario's process (``raised=False``: ``os._exit``, a signal...) or
+    escaped from it (``raised=True``: ``str()`` is ``Type: message``)."""
+
+    def __init__(self, text: str, raised: bool):
+        super().__init__(text)
+        self.raised = raised
 
 
 @dataclass
@@ -93,7 +117,7 @@ def _stop_thread(thread: threading.Thread) -> None:
     api.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Stop))
 
 
-def _where(error: BaseException, fn: Callable[..., Any]) -> str:
+def _where(error: BaseException, fn: Callable[..., Any] | None) -> str:
     """The line of the student's code that raised: the deepest frame outside agentlab."""
     code = getattr(fn, "__code__", None)
     own = code.co_filename if code is not None else None
@@ -143,3 +167,118 @@ def run(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Outcom
             outcome.stuck = thread.is_alive()
     outcome.printed = buffer.text()
     return outcome
+
+
+# --------------------------------------------------------------------------
+# Scenarios in a process of their own
+# --------------------------------------------------------------------------
+
+
+class Forked:
+    """A forked child running ``work(send, *args)``; each ``send(value)`` hands one
+    value back, and ``receive`` waits for the next under a time limit.
+
+    The child is cut off from the kernel (no terminal, notebook output or
+    keyboard; a memory cap on Linux) and leads its own process group, so
+    ``end`` kills it and everything it started.
+    """
+
+    def __init__(self, work: Callable[..., Any], args: tuple[Any, ...]):
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self.process = context.Process(target=_child, args=(send, work, args), daemon=True)
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that forking a process with threads may deadlock the
+            # child. Ours touches no other thread's locks, and the time limit kills it
+            # if it ever does hang.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.process.start()
+        send.close()
+
+    def receive(self, limit: float) -> Outcome:
+        """The next value sent, or what stopped it: never raises for the child's sake."""
+        outcome = Outcome()
+        try:
+            if not self._receive.poll(limit):
+                outcome.timed_out = True
+                return outcome
+            kind, payload, where = self._receive.recv()
+        except (EOFError, OSError):  # the child ended without a word
+            self.process.join(1)
+            outcome.error = Crashed(_how_it_ended(self.process.exitcode), raised=False)
+            return outcome
+        if kind == "value":
+            outcome.value = payload
+        else:
+            outcome.error, outcome.where = Crashed(payload, raised=True), where
+        return outcome
+
+    def end(self) -> None:
+        """Kill the child and everything it started, and reap it."""
+        if self.process.pid:
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError, ValueError):
+            self.process.kill()
+        self.process.join()
+        self.process.close()
+        self._receive.close()
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork")
+
+
+def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """In the forked child: run ``work``, sending each value back as it comes."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)  # its own process group: one kill ends whatever it started
+    _detach()
+
+    def send(value: Any) -> None:
+        pipe.send(("value", value, ""))
+
+    try:
+        work(send, *args)
+    except BaseException as e:  # what escaped (SystemExit from an __eq__...) is reported
+        pipe.send(("error", describe_error(e), _where(e, None)))
+    finally:
+        pipe.close()
+
+
+def _detach() -> None:
+    """Cut the child off from the kernel: no terminal, no notebook output, no keyboard,
+    and a cap on the memory it may take."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(devnull, fd)
+    quiet = open(os.devnull, "w")  # noqa: SIM115 (lives as long as the child)
+    sys.stdout = sys.stderr = quiet
+    faulthandler.disable()  # a crash is reported by the parent, not dumped on a terminal
+    builtins.input = _no_input  # a notebook's input() would talk to the kernel's sockets
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[0])
+        size = pages * os.sysconf("SC_PAGE_SIZE") + MEMORY_LIMIT
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    except (ImportError, OSError, ValueError):  # not Linux: no cap
+        pass
+
+
+def _no_input(prompt: object = "") -> str:
+    raise EOFError("input() gets no keyboard during check(): take values as arguments")
+
+
+def _how_it_ended(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return t("ex.happened.process_signal", name=name)
+    return t("ex.happened.process_exit", code=code)

@@ -36,10 +36,11 @@ building, retries, streaming and message-thread code all run. The server
   or idle clients (``http``, where the choice of server stack is explained).
 
 Modules: ``server`` (FakeMessagesServer), ``http`` (reading and writing),
-``sse`` (the stream's events), ``controls``, ``threads``, ``cache``, ``serve``
+``controls``, ``threads``, ``cache``, ``serve``
 (the command line).
 """
 
+from agentlab.streaming import events
 from agentlab.testing.http import Limits
 from agentlab.testing.serve import main
 from agentlab.testing.server import (
@@ -49,7 +50,6 @@ from agentlab.testing.server import (
     RecordedRequest,
     error_body,
 )
-from agentlab.testing.sse import events
 
 __all__ = [
     "Answer",

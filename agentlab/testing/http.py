@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from agentlab.testing.sse import events
+from agentlab.streaming import events
 
 if TYPE_CHECKING:
     from agentlab.testing.server import Answer, FakeMessagesServer, Fault

@@ -163,6 +163,8 @@ class FakeMessagesServer:
         self.cache = cache.PromptCache()
         self.threads = threads.ThreadStore(max_threads)
         self._paused: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # ids of tool calls this server gave out with a thinking block (bounded)
+        self._thought: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.script(demo_reply if replies is None else replies)
 
     # -- scripting ----------------------------------------------------------
@@ -179,6 +181,7 @@ class FakeMessagesServer:
             self.requests.clear()
             self.faults.clear()
             self._paused.clear()
+            self._thought.clear()
         self.cache.clear()
         self.threads.clear()
 
@@ -368,6 +371,7 @@ class FakeMessagesServer:
                 beta="anthropic-beta" in headers,
                 count_tokens=path.endswith("/count_tokens"),
                 paused=self._paused,
+                thought=self._thought,
             )
         return Answer(400, error_body(400, errors[0])) if errors else None
 
@@ -405,6 +409,13 @@ class FakeMessagesServer:
     def _remember(self, body: dict[str, Any], reply: Any, continued: str | None) -> None:
         """Keep what a later request may refer to: paused turns and threads."""
         content = reply.model_dump(mode="json", exclude_none=True)["content"]
+        if content and content[0].get("type") in ("thinking", "redacted_thinking"):
+            with self._lock:
+                for b in content:
+                    if b.get("type") == "tool_use":
+                        self._thought[b["id"]] = None
+                while len(self._thought) > 100_000:
+                    self._thought.popitem(last=False)
         if reply.stop_reason == "pause_turn":
             with self._lock:
                 self._paused[fingerprint(content)] = None

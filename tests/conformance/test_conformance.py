@@ -181,7 +181,7 @@ def test_the_seeds_loop_runs_unchanged_through_the_sdk(tmp_path, monkeypatch):
     assert [r.status for r in server.requests] == [200] * len(server.requests)
     assert len(server.requests) >= 2 and history[-1]["role"] == "assistant"
     assert all(r.headers["anthropic-version"] == STRICT for r in server.requests)
-    assert "1" in history[-1]["content"][0].text
+    assert "1" in history[-1]["content"][-1].text  # after its thinking block
 
 
 @pytest.mark.parametrize(
@@ -193,7 +193,7 @@ def test_the_offline_checks_say_the_same_without_http(case: Case):
     """``check_request`` is what ScriptedClient and DemoClient use: same table, same words."""
     from agentlab.checks import check_request
 
-    errors = check_request(case.body, api_version=case.version, paused=set())
+    errors = check_request(case.body, api_version=case.version, paused=set(), thought=set())
     assert errors[:1] == ([case.error] if case.error else [])
 
 

@@ -1,0 +1,394 @@
+"""check() cannot be broken: hostile and careless student functions, all contained.
+
+Each function below does something that, run in the kernel itself, would hang
+it, kill it, raise out of ``check`` or change what later checks see. For each
+one ``check`` must return a failed Report within its time limits, the kernel's
+state must be as it was, and the reference solution must still pass after it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import agentlab.exercises as exercises
+from agentlab.exercises import Report, check, reference
+from agentlab.exercises import scenarios as sc
+from agentlab.i18n import get_language
+
+LIMIT = 0.3  # seconds per scenario: every function here is either instant or hostile
+
+
+@pytest.fixture(autouse=True)
+def short_margin(monkeypatch):
+    # A hang in judging costs the hard limit (2 * LIMIT + MARGIN); keep the suite quick.
+    monkeypatch.setattr(exercises, "MARGIN", 1.0)
+
+
+# -- values whose methods hang or raise ---------------------------------------------------
+
+
+class HangingEq(str):  # a str, so the checker goes on to compare it
+    def __eq__(self, other):
+        while True:
+            pass
+
+    __hash__ = str.__hash__
+
+
+class ExitingEq(str):
+    def __eq__(self, other):
+        raise SystemExit(3)
+
+    __hash__ = str.__hash__
+
+
+class HangingRepr:
+    def __repr__(self):
+        while True:
+            pass
+
+
+class InterruptingDict(dict):
+    def get(self, key, default=None):
+        raise KeyboardInterrupt
+
+
+class RaisingLen(list):
+    def __len__(self):
+        raise KeyboardInterrupt
+
+    def __iter__(self):
+        raise SystemExit("no")
+
+
+class HangingLen(list):
+    def __len__(self):
+        while True:
+            pass
+
+
+class HangingStr(Exception):
+    def __str__(self):
+        while True:
+            pass
+
+
+class ExitingStr(Exception):
+    def __str__(self):
+        raise SystemExit("str")
+
+
+# -- the hostile functions: (exercise, what happens, function) ------------------------------
+
+
+def endless(query):
+    while True:
+        pass
+
+
+def sleeps(query):
+    time.sleep(10_000)  # stuck in C: a thread cannot be stopped here
+
+
+def waits_on_a_lock(query):
+    threading.Event().wait()
+
+
+def returns_an_endless_iterator(query):
+    return itertools.count()
+
+
+def returns_an_endless_generator(response):
+    return (x for x in itertools.count())
+
+
+def is_a_generator_function(response):
+    while True:
+        yield "stop"
+
+
+def prints_megabytes(query):
+    print("x" * 5_000_000)
+    os.write(1, b"y" * 1_000_000)  # straight to the process's stdout
+
+
+def returns_a_huge_string(response):
+    return "stop" * 25_000_000  # 100 MB
+
+
+def exits_the_process(query):
+    os._exit(0)
+
+
+def exits_with_a_code(response):
+    os._exit(3)
+
+
+def calls_sys_exit(query):
+    sys.exit(1)
+
+
+def raises_keyboard_interrupt(response):
+    raise KeyboardInterrupt
+
+
+def sends_itself_sigint(response):
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+
+
+def sends_itself_sigkill(query):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def sets_an_alarm(response):
+    signal.alarm(1)
+    time.sleep(5)
+
+
+def segfaults(query):
+    ctypes.string_at(0)
+
+
+def recurses(query):
+    return recurses(query)
+
+
+def recurses_past_the_c_stack(query):
+    sys.setrecursionlimit(10**7)
+
+    def deeper(n):
+        return deeper(n + 1) + 1
+
+    return deeper(0)
+
+
+def eats_memory(query):
+    return bytearray(8 * 2**30)  # 8 GB: the child's memory cap refuses it at once
+
+
+def mutates_the_response(response):
+    response.content.clear()
+    response.stop_reason = "end_turn"
+    return "stop"
+
+
+def mutates_the_checkers_globals(response):
+    sc.OUTPUTS.clear()
+    sc.TOOLS.clear()
+    sc.DECISIONS = ()
+    os.chdir("/")
+    import agentlab.i18n
+
+    agentlab.i18n.set_language("zh")
+    sys.stdout = None
+    return "stop"
+
+
+def mutates_the_message_list(messages, results):
+    messages.clear()
+    messages.append({"role": "user", "content": 42})
+    results.clear()
+
+
+def returns_hanging_eq(response):
+    return HangingEq("stop")
+
+
+def returns_exiting_eq(response):
+    return ExitingEq("stop")
+
+
+def returns_hanging_repr(query):
+    return HangingRepr()
+
+
+def returns_interrupting_dict(query):
+    return InterruptingDict(role="user", content=query)
+
+
+def returns_raising_len(response, run_bash):
+    return RaisingLen([1])
+
+
+def returns_hanging_len(query):
+    return HangingLen([{"role": "user", "content": query}])
+
+
+def raises_with_hanging_str(query):
+    raise HangingStr()
+
+
+def raises_with_exiting_str(query):
+    raise ExitingStr()
+
+
+def asks_for_input(query):
+    return {"role": "user", "content": input("your task? ")}
+
+
+def leaves_a_process_behind(response):
+    child = subprocess.Popen(["sleep", "60"])
+    with open(os.environ["AGENTLAB_TEST_PIDS"], "a") as f:
+        f.write(f"{child.pid}\n")
+    return "stop" if response.stop_reason != "tool_use" else "wrong"
+
+
+def starts_a_thread_that_exits(response):
+    threading.Thread(target=lambda: os._exit(0)).start()
+    time.sleep(0.2)
+    return "stop"
+
+
+HOSTILE = [
+    ("first_message", "an endless loop", endless),
+    ("first_message", "time.sleep forever (C code)", sleeps),
+    ("first_message", "waits on a lock forever", waits_on_a_lock),
+    ("first_message", "returns an endless iterator", returns_an_endless_iterator),
+    ("decide", "returns an endless generator", returns_an_endless_generator),
+    ("decide", "is a generator function", is_a_generator_function),
+    ("first_message", "prints megabytes, writes to fd 1", prints_megabytes),
+    ("decide", "returns a 100 MB string", returns_a_huge_string),
+    ("first_message", "os._exit(0)", exits_the_process),
+    ("decide", "os._exit(3)", exits_with_a_code),
+    ("first_message", "sys.exit(1)", calls_sys_exit),
+    ("decide", "raises KeyboardInterrupt", raises_keyboard_interrupt),
+    ("decide", "sends itself SIGINT", sends_itself_sigint),
+    ("first_message", "sends itself SIGKILL", sends_itself_sigkill),
+    ("decide", "sets an alarm (SIGALRM)", sets_an_alarm),
+    ("first_message", "segfaults", segfaults),
+    ("first_message", "endless recursion", recurses),
+    ("first_message", "recursion past the C stack", recurses_past_the_c_stack),
+    ("first_message", "eats memory", eats_memory),
+    ("decide", "mutates the response it is given", mutates_the_response),
+    (
+        "decide",
+        "mutates the checker's globals, cwd, language, stdout",
+        mutates_the_checkers_globals,
+    ),
+    ("append_results", "empties the history it is given", mutates_the_message_list),
+    ("decide", "returns a value whose __eq__ hangs", returns_hanging_eq),
+    ("decide", "returns a value whose __eq__ calls sys.exit", returns_exiting_eq),
+    ("first_message", "returns a value whose __repr__ hangs", returns_hanging_repr),
+    (
+        "first_message",
+        "returns a dict whose .get raises KeyboardInterrupt",
+        returns_interrupting_dict,
+    ),
+    ("run_tools", "returns a list whose __len__ raises", returns_raising_len),
+    ("first_message", "returns a list whose __len__ hangs", returns_hanging_len),
+    ("first_message", "raises an exception whose __str__ hangs", raises_with_hanging_str),
+    ("first_message", "raises an exception whose __str__ exits", raises_with_exiting_str),
+    ("first_message", "calls input()", asks_for_input),
+    ("decide", "leaves a process running", leaves_a_process_behind),
+    ("decide", "a thread calls os._exit", starts_a_thread_that_exits),
+]
+
+
+MUTATES = {mutates_the_response, mutates_the_checkers_globals, mutates_the_message_list}
+
+
+def test_there_are_at_least_22_hostile_functions():
+    assert len(HOSTILE) >= 22
+    assert len({fn for _, _, fn in HOSTILE}) == len(HOSTILE)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"  # a zombie is dead, just not reaped
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="containment of os._exit needs fork")
+@pytest.mark.parametrize(("exercise", "what", "fn"), HOSTILE, ids=[w for _, w, _ in HOSTILE])
+def test_a_hostile_function_is_contained(exercise, what, fn, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTLAB_TEST_PIDS", str(tmp_path / "pids"))
+    cwd, stdout, language = os.getcwd(), sys.stdout, get_language()
+    outputs, tools = dict(sc.OUTPUTS), list(sc.TOOLS)
+    scenarios = len(exercises.get(exercise).scenarios)
+    # the slowest case: a hang in judging costs the hard limit, then the rest is skipped
+    hard = 2 * LIMIT + exercises.MARGIN
+    start = time.monotonic()
+
+    report = check(exercise, fn, timeout=LIMIT)
+
+    took = time.monotonic() - start
+    assert isinstance(report, Report) and not report.passed, what
+    assert len(report.results) == scenarios
+    assert all(r.happened for r in report.failures)  # every failure says what happened
+    assert took < scenarios * hard + 5, f"{what}: {took:.1f} s"
+    # nothing it did reached the kernel
+    assert (os.getcwd(), sys.stdout, get_language()) == (cwd, stdout, language)
+    assert (sc.OUTPUTS, sc.TOOLS, sc.DECISIONS) == (outputs, tools, ("execute", "stop", "continue"))
+    # nothing it started is still running
+    pids = tmp_path / "pids"
+    if pids.exists():
+        deadline = time.monotonic() + 5
+        left = [int(p) for p in pids.read_text().split()]
+        while left and time.monotonic() < deadline:
+            left = [p for p in left if _alive(p)]
+            time.sleep(0.05)
+        assert left == []
+    # and after a function that changed what it was given, the reference solution
+    # still passes in this same process
+    if fn in MUTATES:
+        assert check(exercise, getattr(reference, exercise), timeout=2).passed
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_the_reports_say_what_happened():
+    def happened(exercise, fn):
+        return "\n".join(r.happened for r in check(exercise, fn, timeout=LIMIT).failures)
+
+    assert "exit code 0" in happened("first_message", exits_the_process)
+    assert "killed by SIGKILL" in happened("first_message", sends_itself_sigkill)
+    assert "killed by SIGSEGV" in happened("first_message", segfaults)
+    assert "raised SystemExit: 1" in happened("first_message", calls_sys_exit)
+    assert "raised KeyboardInterrupt" in happened("decide", raises_keyboard_interrupt)
+    assert "raised SystemExit: 3" in happened("decide", returns_exiting_eq)
+    assert "__eq__" in happened("decide", returns_hanging_eq)  # the judge timed out
+    assert "EOFError: input() gets no keyboard" in happened("first_message", asks_for_input)
+    assert "MemoryError" in happened("first_message", eats_memory)
+    text = happened("first_message", calls_sys_exit)
+    assert "sys.exit(1)" in text  # the student's own line
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_crash_in_one_scenario_does_not_cost_the_others():
+    calls = iter(range(10**6))
+
+    def first_message(query):
+        if query.startswith("这个"):  # only the unicode scenario
+            os._exit(1)
+        next(calls)
+        return {"role": "user", "content": query}
+
+    report = check("first_message", first_message, timeout=LIMIT)
+    failed = [r.scenario for r in report.failures]
+    assert failed == ["unicode"]
+    assert sum(r.passed for r in report.results) == 3
+
+
+def test_without_fork_the_thread_fallback_still_contains_exceptions(monkeypatch):
+    monkeypatch.setattr(exercises, "can_fork", lambda: False)
+    for exercise, fn in [
+        ("decide", returns_exiting_eq),
+        ("first_message", returns_interrupting_dict),
+        ("first_message", calls_sys_exit),
+        ("first_message", endless),
+        ("decide", mutates_the_response),
+    ]:
+        report = check(exercise, fn, timeout=LIMIT)
+        assert isinstance(report, Report) and not report.passed
+        assert check(exercise, getattr(reference, exercise), timeout=2).passed
