@@ -84,9 +84,22 @@ def one_shared_dict(query):
     return _FIRST
 
 
+@wrong("first_message", "new_each_time", "history")
+def returns_nothing(query):
+    message = {"role": "user", "content": query}
+    print(message)  # shown, but not returned
+
+
 # ---------------------------------------------------------------------------
 # decide(response)
 # ---------------------------------------------------------------------------
+
+
+@wrong("decide", "tool_use", "model_decides")
+def reads_the_first_block(response):  # the first block is a thinking block on today's model
+    if response.content and response.content[0].type == "tool_use":
+        return "execute"
+    return "continue" if response.stop_reason == "pause_turn" else "stop"
 
 
 @wrong("decide", "cut_off_call", "cut_off")
@@ -476,6 +489,33 @@ def loop_treats_pause_turn_as_tool_use(client, messages, tools, run_bash):
         response = _ask(client, messages, tools)
         messages.append({"role": "assistant", "content": response.content})
         if response.stop_reason not in ("tool_use", "pause_turn"):
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "thinking_blocks", "keep_thinking")
+def loop_keeps_only_text_and_tool_use(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        kept = [b for b in response.content if b.type in ("text", "tool_use")]
+        messages.append({"role": "assistant", "content": kept})
+        if response.stop_reason != "tool_use":
+            return
+        messages.append({"role": "user", "content": _results(response, run_bash)})
+
+
+@wrong("agent_loop", "thinking_blocks", "keep_thinking")
+def loop_fills_in_the_empty_thinking(client, messages, tools, run_bash):
+    while True:
+        response = _ask(client, messages, tools)
+        content = [b.model_dump(exclude_none=True) for b in response.content]
+        for block in content:
+            if block["type"] == "thinking" and not block["thinking"]:
+                block["thinking"] = (
+                    "(hidden)"  # "helpfully" filled in: the signature no longer fits
+                )
+        messages.append({"role": "assistant", "content": content})
+        if response.stop_reason != "tool_use":
             return
         messages.append({"role": "user", "content": _results(response, run_bash)})
 

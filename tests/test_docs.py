@@ -134,3 +134,52 @@ def test_the_instructor_page_covers_what_a_class_needs():
         "agentlab serve",
     ]:
         assert topic in text, topic
+
+
+# -- lessons v2 (issue 15): one vocabulary, current guidance --------------------------
+
+GLOSSARY_TERMS = ["harness", "history", "request", "turn", "stage", "step", "observation"]
+
+
+def test_the_glossary_defines_each_word_in_both_languages():
+    en = (DOCS / "glossary.md").read_text("utf-8")
+    zh = (DOCS / "glossary.zh.md").read_text("utf-8")
+    for term in GLOSSARY_TERMS:
+        assert re.search(rf"^\*\*{term}\*\*", en, flags=re.M | re.I), term
+    for term in ["Harness", "历史", "请求", "轮", "阶段", "步骤", "观察结果"]:
+        assert re.search(rf"^\*\*{term}", zh, flags=re.M), term
+    for page in (en, zh):  # the one mapping: five seed steps, four stages
+        rows = [line for line in page.splitlines() if re.match(r"\| [1-5]\. ", line)]
+        assert len([r for r in rows if "agentlab." in r or "messages = " in r]) == 5
+
+
+def test_the_faq_has_the_size_and_length_errors_right():
+    row_413 = next(line for line in FAQ.splitlines() if line.startswith("| 413 |"))
+    assert "32 MB" in row_413
+    row_400 = next(line for line in FAQ.splitlines() if "prompt is too long" in line)
+    assert row_400.startswith("| 400 |") and "N tokens > M maximum" in row_400
+
+
+def test_the_faq_gives_each_stop_reason_its_documented_recovery():
+    table = FAQ.split("## Stop reasons are not errors", 1)[1]
+    rows = {
+        line.split("|")[1].strip(" `"): line
+        for line in table.splitlines()
+        if line.startswith("| `")
+    }
+    for reason in ["end_turn", "tool_use", "stop_sequence", "max_tokens", "pause_turn",
+                   "refusal", "model_context_window_exceeded"]:  # fmt: skip
+        assert reason in rows, reason
+    assert "raise `max_tokens`" in rows["max_tokens"] and "never run" in rows["max_tokens"]
+    assert "server tool" in rows["pause_turn"]
+    assert "stop_details" in rows["refusal"] and "rephrase" in rows["refusal"]
+    assert "shorten the history" in rows["model_context_window_exceeded"]
+    assert "your" in rows["stop_sequence"]
+
+
+def test_every_lesson_leads_to_an_exercise_in_the_map():
+    text = (DOCS / "exercises.md").read_text("utf-8")
+    from agentlab.exercises import list_exercises
+
+    for exercise in list_exercises():
+        assert f"| {exercise.number}. `{exercise.name}` |" in text, exercise.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,80 @@ def test_python_dash_m_entry_point(tmp_path):
     ).stdout
     assert lessons.FIRST_LESSON in out
     assert (tmp_path / "c" / lessons.FIRST_LESSON).is_file()
+
+
+# -- lessons v2 (issue 15): active learning, hygiene, current guidance ----------------
+
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text("utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def printed(cell: dict) -> str:
+    """What a code cell printed (its stream outputs), as one string."""
+    texts = [o.get("text", "") for o in cell.get("outputs", [])]
+    return "".join("".join(t) if isinstance(t, list) else t for t in texts)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_each_lesson_asks_for_predictions_names_exercises_and_cites_docs(path):
+    markdown = [source(c) for c in cells(path) if c["cell_type"] == "markdown"]
+    predictions = sum(s.count("**Predict:**") for s in markdown)
+    assert predictions >= (5 if path.name.startswith("01_") else 3), predictions
+    text = "\n".join(markdown)
+    assert "## Further reading" in text
+    assert re.search(r"\]\(exercises/0[1-7]_\w+\.ipynb\)", text), "no exercise named"
+
+
+def test_every_notebook_keeps_nbval_markers_in_tags_not_in_code():
+    notebooks = sorted((ROOT / "notebooks").rglob("*.ipynb"))
+    assert len(notebooks) >= 20
+    for path in notebooks:
+        for cell in cells(path):
+            assert "NBVAL" not in source(cell), path
+            for tag in cell.get("metadata", {}).get("tags", []):
+                assert tag in {"nbval-check-output", "nbval-ignore-output", "raises-exception",
+                               "nbval-skip"}, (path, tag)  # fmt: skip
+
+
+def test_lesson_one_writes_three_lines_with_the_checker_and_shows_a_thinking_block():
+    lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
+    code = [source(c) for c in lesson if c["cell_type"] == "code"]
+    checked = [s for s in code if "raise NotImplementedError  # your line" in s]
+    assert [re.search(r'check\("(\w+)"', s).group(1) for s in checked] == [
+        "tool_result",
+        "append_results",
+        "agent_loop",
+    ]
+    shown = [c for c in lesson if c["cell_type"] == "code" and '"type": "thinking"' in source(c)]
+    assert shown and '"signature"' in source(shown[0])
+    assert printed(shown[0]).lstrip().startswith("thinking")  # the first block of the reply, named
+    assert not any("content[0].text" in s for s in code)  # blocks are picked by type
+
+
+def test_lesson_two_keeps_a_snapshot_after_each_stage():
+    lesson = cells(ROOT / "notebooks/02_stepping_through.ipynb")
+    stages = [c for c in lesson if c["cell_type"] == "code" and "snapshot(view)" in source(c)
+              and "view.next_stage()" in source(c)]  # fmt: skip
+    assert len(stages) == 4  # request, decide, execute, append
+    pictures = [
+        "".join(o["data"]["text/html"])
+        for c in stages
+        for o in c.get("outputs", [])
+        if "text/html" in o.get("data", {})
+    ]
+    assert len(pictures) == 4 and len(set(pictures)) == 4  # four different stills
+
+
+def test_lessons_say_ended_not_stop_reason_for_agentlabs_endings():
+    for path in LESSONS:
+        for cell in cells(path):
+            text = source(cell) + printed(cell)
+            assert "stop_reason max_turns" not in text and "stop_reason='max_turns'" not in text
+            assert 'loop.stop_reason, "after"' not in text, path

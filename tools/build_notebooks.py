@@ -26,6 +26,8 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+# the kernels import this checkout's agentlab, not another installed copy
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 LESSONS = ROOT / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")

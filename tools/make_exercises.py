@@ -7,22 +7,26 @@ The source is ``agentlab/exercises/reference.py`` (the functions, with nbgrader'
 ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers) and the texts of
 ``agentlab.exercises``; ``agentlab/exercises/notebooks.py`` turns them into
 ``notebooks/solutions/NN_name.ipynb`` (nbgrader's source version) and
-``notebooks/exercises/NN_name.ipynb`` (the student's version, with stubs).
+``notebooks/exercises/NN_name.ipynb`` (the student's version, with stubs), and the
+student's version in Chinese, ``notebooks/zh/exercises/NN_name.ipynb``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-from agentlab.exercises.notebooks import build, comparable
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's agentlab, not another installed copy
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+from agentlab.exercises.notebooks import build, build_translated, comparable  # noqa: E402
 
 
 def execute(nb: nbformat.NotebookNode, folder: Path) -> None:
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="only these notebooks (e.g. 02_decide)")
     args = parser.parse_args(argv)
     stale = []
-    for rel, nb in build().items():
+    for rel, nb in {**build(), **build_translated("zh")}.items():
         path = ROOT / rel
         if args.names and not any(n in rel for n in args.names):
             continue

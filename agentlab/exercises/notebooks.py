@@ -29,7 +29,7 @@ from nbformat import NotebookNode
 from agentlab.exercises import Exercise, list_exercises, reference
 from agentlab.i18n import get_language, set_language, t
 
-__all__ = ["build", "comparable", "stub"]
+__all__ = ["build", "build_translated", "comparable", "stub"]
 
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")  # nbgrader's code stub for Python
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -87,6 +87,19 @@ approve({"command": "ls"}), approve({"command": "rm -rf ~/notes"})""",
 }
 
 
+# Step 1 of exercise 7: the student's limited_loop, on the scenarios of that step only.
+STEP_ONE_CHECK = """\
+{comment}
+from agentlab.exercises.scenarios import step
+
+
+def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):
+    return limited_loop(client, messages, tools, run_bash, max_turns)  # approve: step 2
+
+
+step(check("guarded_loop", limited_as_guarded), 1)"""
+
+
 def stub(source: str) -> str:
     """Replace each solution region with nbgrader's stub, indented like its marker."""
     out: list[str] = []
@@ -141,6 +154,8 @@ def notebook(exercise: Exercise, student: bool) -> NotebookNode:
     """One exercise's notebook: the student's version, or the solution (nbgrader source)."""
     name, v4 = exercise.name, nbformat.v4
     setup = [t("ex.nb.setup"), "from agentlab.exercises import check"]
+    if get_language() != "en":  # the checker's reports in the notebook's language
+        setup += ["from agentlab.i18n import set_language", "", f'set_language("{get_language()}")']
     if name in LOOPS:
         setup += ["", _constants()]
     code = inspect.getsource(getattr(reference, name)).rstrip("\n")
@@ -173,13 +188,33 @@ def notebook(exercise: Exercise, student: bool) -> NotebookNode:
             v4.new_markdown_cell(f"{t('ex.nb.look_heading')}\n\n{t('ex.nb.look')}"),
             v4.new_code_cell(EXAMPLES[name]),
         ]
+    if name == "agent_loop":  # exercise 6 may call the student's functions from 3 to 5
+        cells += [
+            v4.new_markdown_cell(f"{t('ex.nb.helpers_heading')}\n\n{t('ex.nb.helpers')}"),
+            v4.new_code_cell(t("ex.nb.helpers_code")),  # not graded: nbgrader keeps it as written
+        ]
+    if name == "guarded_loop":  # exercise 7 in two steps: limits and endings first
+        first = inspect.getsource(reference.limited_loop).rstrip("\n")
+        cells += [
+            v4.new_markdown_cell(f"{t('ex.nb.step1_heading')}\n\n{t('ex.nb.step1')}"),
+            v4.new_code_cell(
+                stub(first) if student else first, metadata=_meta("limited_loop", solution=True)
+            ),
+            v4.new_code_cell(
+                STEP_ONE_CHECK.format(comment=t("ex.nb.step1_check")),
+                metadata={"tags": ["nbval-check-output"]},
+            ),
+            v4.new_markdown_cell(f"{t('ex.nb.step2_heading')}\n\n{t('ex.nb.step2')}"),
+        ]
+    else:
+        cells.append(v4.new_markdown_cell(f"{t('ex.nb.write_heading')}\n\n{t('ex.nb.write')}"))
+    what = t(f"ex.{name}.check")
     cells += [
-        v4.new_markdown_cell(f"{t('ex.nb.write_heading')}\n\n{t('ex.nb.write')}"),
         v4.new_code_cell(
             stub(code) if student else code, metadata=_meta(f"{name}_solution", solution=True)
         ),
         v4.new_markdown_cell(
-            f"{t('ex.nb.check_heading')}\n\n{t('ex.nb.check', points=exercise.points)}",
+            f"{t('ex.nb.check_heading')}\n\n{t('ex.nb.check', what=what, points=exercise.points)}",
             metadata=_meta(f"{name}_check_intro", locked=True),
         ),
         v4.new_code_cell(
@@ -217,6 +252,21 @@ def build() -> dict[str, NotebookNode]:
         return out
     finally:
         set_language(language)
+
+
+def build_translated(language: str = "zh") -> dict[str, NotebookNode]:
+    """The student notebooks in another language (``notebooks/zh/exercises``): the same
+    cells and checks, with the texts of ``agentlab.exercises.strings`` in that language.
+    Graded copies (nbgrader) stay the English ones."""
+    previous = get_language()
+    set_language(language)
+    try:
+        return {
+            f"notebooks/{language}/exercises/{e.number:02d}_{e.name}.ipynb": notebook(e, True)
+            for e in list_exercises()
+        }
+    finally:
+        set_language(previous)
 
 
 def comparable(nb: Any) -> dict[str, Any]:

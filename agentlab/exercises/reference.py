@@ -28,8 +28,8 @@ def decide(response):
     if response.stop_reason == "tool_use":
         return "execute"  # the only stop reason that runs anything
     if response.stop_reason == "pause_turn":
-        return "continue"  # the API paused a long turn: send it back as it is
-    return "stop"  # end_turn, max_tokens, refusal, ... and any reason we do not know
+        return "continue"  # a server tool paused the turn: send it back as it is
+    return "stop"  # end_turn, max_tokens, refusal, ... and any reason we do not know yet
     ### END SOLUTION
 
 
@@ -90,6 +90,42 @@ def agent_loop(client, messages, tools, run_bash):
             if block.type == "tool_use":
                 output = run_bash(block.input["command"])
                 results.append({"type": "tool_result", "tool_use_id": block.id, "content": output})
+        messages.append({"role": "user", "content": results})
+    ### END SOLUTION
+
+
+def limited_loop(client, messages, tools, run_bash, max_turns):
+    """Step 1 of exercise 7: the lesson's loop with a turn limit, pause_turn sent
+    back, and a call cut off by max_tokens answered but never run."""
+    ### BEGIN SOLUTION
+    for _ in range(max_turns):  # max_turns counts model requests
+        response = client.messages.create(
+            model=MODEL, max_tokens=MAX_TOKENS, messages=messages, tools=tools
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        calls = [block for block in response.content if block.type == "tool_use"]
+
+        if response.stop_reason == "pause_turn":
+            continue  # send the paused turn back as it is; the model carries on
+        if response.stop_reason != "tool_use":
+            if calls:  # cut off by max_tokens: never run it, but answer it
+                reason = f"Not run: the reply was cut off ({response.stop_reason})."
+                results = [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": reason,
+                        "is_error": True,
+                    }
+                    for b in calls
+                ]
+                messages.append({"role": "user", "content": results})
+            return
+
+        results = []
+        for block in calls:
+            output = run_bash(block.input["command"])
+            results.append({"type": "tool_result", "tool_use_id": block.id, "content": output})
         messages.append({"role": "user", "content": results})
     ### END SOLUTION
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 import re
 import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from agentlab.exercises.report import Result
+from agentlab.exercises.report import Report, Result
 from agentlab.exercises.sandbox import Outcome, Stop, describe_error, run
 from agentlab.history import Problem, as_dict, blocks, validate
 from agentlab.i18n import t
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.thinking import hidden, make_block, sign
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -33,12 +34,14 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "QUICK_TIMEOUT",
     "SCENARIOS",
+    "STEP_TWO",
     "ExerciseClient",
     "Fail",
     "FakeApprove",
     "FakeBash",
     "Scenario",
     "evaluate",
+    "step",
 ]
 
 DEFAULT_TIMEOUT = 2.0  # seconds per scenario; a correct answer takes milliseconds
@@ -46,6 +49,7 @@ QUICK_TIMEOUT = (
     0.5  # per scenario once one has timed out, so an endless loop costs seconds, not minutes
 )
 CALL_LIMIT = 40  # a fake called more often than this ends the student's code with Stop
+MODEL = "claude-sonnet-5-5"  # the model the exercises name (as reference.MODEL); it thinks
 
 # ---------------------------------------------------------------------------
 # Fakes: stand-ins for the shell, the user and the model
@@ -120,7 +124,7 @@ class ExerciseClient(ScriptedClient):
             raise Stop("the model was asked too often")
         accepted = len(self.requests)
         try:
-            return super()._reply(params)
+            return _signed_for(super()._reply(params), str(params.get("model") or MODEL))
         except Exception as e:
             if len(self.requests) == accepted:
                 self.rejected.append(describe_error(e))
@@ -129,6 +133,18 @@ class ExerciseClient(ScriptedClient):
             if len(self.requests) > accepted:
                 self.sent.append(as_dict(list(params.get("messages") or [])))
                 self.tools_sent.append(as_dict(params.get("tools")))
+
+
+def _signed_for(message: Message, model: str) -> Message:
+    """The reply with its thinking blocks signed for the model the request named, as
+    the real API signs them (so a student's own model name works too)."""
+    content = [
+        b.model_copy(update={"signature": sign(model, hidden(b) or "")})
+        if b.type == "thinking"
+        else b
+        for b in message.content
+    ]
+    return message.model_copy(update={"content": content})
 
 
 # ---------------------------------------------------------------------------
@@ -342,8 +358,21 @@ def bash_call(command: str, id: str) -> dict[str, Any]:
     return tool_use("bash", {"command": command}, id=id)
 
 
+def thinking(note: str) -> dict[str, Any]:
+    """A thinking block as claude-sonnet-5-5 returns it by default (display "omitted":
+    empty text and a signature). The API wants it sent back unchanged; the offline
+    clients check its signature (``agentlab.thinking``)."""
+    return make_block(MODEL, note)
+
+
 def reply(*content: Any, stop: str | None = None) -> Message:
-    return make_message(list(content), stop)
+    """A scripted reply. One that asks for tools starts with a thinking block, as
+    today's default model's replies do (a loop must send it back)."""
+    parts = list(content)
+    asks = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in parts)
+    if asks and not (isinstance(parts[0], dict) and parts[0].get("type") == "thinking"):
+        parts.insert(0, thinking("Which command answers this?"))
+    return make_message(parts, stop)
 
 
 def final(words: str = "agent.py has 42 lines; next to it are README.md and notes.txt.") -> Message:
@@ -390,10 +419,15 @@ def _first_message(query: str) -> Callable[[Trial], None]:
 
 
 def _first_message_new_each_time(trial: Trial) -> None:
-    a = trial.call("List the files here.")
+    first = "List the files here."
+    a = trial.call(first)
     b = trial.call("What is the date?")
-    if a is b or (isinstance(a, dict) and text_of(a.get("content")) != "List the files here."):
+    if not isinstance(a, dict):
+        trial.fail(show({"role": "user", "content": first}), kind(a))
+    if a is b:
         trial.fail(t("ex.expect.new_dict"), t("ex.happened.same_dict", value=show(a)))
+    if text_of(a.get("content")) != first:
+        trial.fail(t("ex.expect.new_dict"), t("ex.happened.first_changed", value=show(a)))
 
 
 # ===========================================================================
@@ -423,8 +457,18 @@ def _decide_scenarios() -> list[tuple[str, str, Message, str]]:
     calls = [bash_call("date", "toolu_01Dt"), bash_call("uname -s", "toolu_01Un")]
     return [
         ("end_turn", "stop_rule", final(), "stop"),
-        ("tool_use", "model_decides", reply(text("Let me count."), call), "execute"),
-        ("parallel_tool_use", "model_decides", reply(*calls), "execute"),
+        (
+            "tool_use",
+            "model_decides",
+            reply(thinking("Count the lines with wc."), text("Let me count."), call),
+            "execute",
+        ),
+        (
+            "parallel_tool_use",
+            "model_decides",
+            reply(thinking("Two commands at once."), *calls),
+            "execute",
+        ),
         ("stop_sequence", "stop_rule", reply(text("Answer: 42"), stop="stop_sequence"), "stop"),
         ("max_tokens", "stop_rule", reply(text("The files are: REA"), stop="max_tokens"), "stop"),
         (
@@ -481,19 +525,24 @@ def _one_tool_result(trial: Trial, block: Any, output: str) -> None:
     )
 
 
+def _calls(response: Message) -> list[Any]:
+    """The tool_use blocks of a reply (the first block is a thinking block)."""
+    return [b for b in response.content if b.type == "tool_use"]
+
+
 def _tool_result_basic(trial: Trial) -> None:
-    block = reply(bash_call("ls", "toolu_01Ls")).content[0]
+    [block] = _calls(reply(bash_call("ls", "toolu_01Ls")))
     _one_tool_result(trial, block, OUTPUTS["ls"])
 
 
 def _tool_result_pairs(trial: Trial) -> None:
     response = reply(bash_call("date", "toolu_01Dt"), bash_call("uname -s", "toolu_01Un"))
-    for block, command in zip(response.content, ["date", "uname -s"]):
+    for block, command in zip(_calls(response), ["date", "uname -s"]):
         _one_tool_result(trial, block, OUTPUTS[command])
 
 
 def _tool_result_unchanged(trial: Trial) -> None:
-    block = reply(bash_call("cat notes.txt", "toolu_01Ct")).content[0]
+    [block] = _calls(reply(bash_call("cat notes.txt", "toolu_01Ct")))
     _one_tool_result(trial, block, "  indented line\n中文 ✓ 'quotes' \"too\"\n\ntrailing newline\n")
 
 
@@ -521,7 +570,7 @@ def _judge_results(trial: Trial, response: Message, out: Any, expected: list[Any
         trial.fail(t("ex.expect.result_list", n=len(ids)), show(got), "result_shape")
     if any(r.get("type") != "tool_result" for r in got):
         bad = next(r for r in got if r.get("type") != "tool_result")
-        idea = "only_tool_use" if bad.get("type") == "text" else "result_shape"
+        idea = "only_tool_use" if bad.get("type") in ("text", "thinking") else "result_shape"
         trial.fail(
             t("ex.expect.result_list", n=len(ids)),
             t("ex.happened.not_a_result", value=show(bad)),
@@ -601,6 +650,7 @@ def _run_tools_scenarios() -> list[tuple[str, str, Callable[[Trial], None]]]:
         bash_call("git status --short", "toolu_01Gs"),
     )
     mixed = reply(
+        thinking("List, then count."),
         text("First the file list."),
         bash_call("ls", "toolu_01Ls"),
         text("Then the line count."),
@@ -742,6 +792,7 @@ class Loop:
     more_requests: str = "stop_rule"  # idea if the model was asked after the script ended
     notes: dict[int, str] = field(default_factory=dict)  # a note when it made this many requests
     also: tuple[tuple[str, ...], ...] = ()  # other runs (besides ``commands``) that are right too
+    thinking: bool = False  # the replies carry thinking blocks the loop must send back
 
 
 def _task() -> list[dict[str, Any]]:
@@ -761,6 +812,13 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
     outcome = trial.run(*args)
     if outcome.timed_out:
         trial.returned(outcome)
+    refused = [r for r in client.rejected if "thinking" in r]
+    if refused:  # the client refused a history whose thinking block was dropped or changed
+        trial.fail(
+            t("ex.expect.thinking_kept", n=len(client.sent) + 1),
+            t("ex.happened.api", error=refused[0]),
+            "keep_thinking",
+        )
     ran = [c for c in bash.calls if isinstance(c, str)]
     bad = [c for c in ran if c in case.never]
     if bad:
@@ -817,6 +875,8 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
     for sent in client.tools_sent:
         if sent != as_dict(TOOLS):
             trial.fail(t("ex.expect.tools"), t("ex.happened.tools", value=show(sent)), "send_tools")
+    if case.thinking and isinstance(script, list):
+        _judge_thinking(trial, client, script)
     _judge_answers(trial, messages, case)
     if guarded and case.approvals is not None and approve.calls != case.approvals:
         trial.fail(
@@ -826,6 +886,37 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
         )
     if accepted in case.notes:
         trial.note(case.notes[accepted])
+
+
+def _judge_thinking(trial: Trial, client: ExerciseClient, script: list[Message]) -> None:
+    """Each request that continues a tool exchange must send the assistant turn it
+    continues with that turn's thinking block first, unchanged.
+
+    The real API refuses such a request ("Expected `thinking` or `redacted_thinking`,
+    but found `text`. When `thinking` is enabled, a final `assistant` message must
+    start with a thinking block ...", and "Invalid `signature` in `thinking` block"
+    for an altered one; wording from public reports, 2026, see ECOSYSTEM.md). The
+    offline clients may not check it yet, so the checker looks at the history the
+    loop sent itself."""
+    for k, sent in enumerate(client.sent[1:], start=1):
+        wanted = [b for b in as_dict(script[k - 1].content) if b.get("type") == "thinking"]
+        if not wanted or script[k - 1].stop_reason != "tool_use":
+            continue
+        turns = [m for m in sent if isinstance(m, Mapping) and m.get("role") == "assistant"]
+        first = blocks(turns[-1])[:1] if turns else []
+        if not first or first[0].get("type") != "thinking":
+            got = show(first[0] if first else None)
+            trial.fail(
+                t("ex.expect.thinking_kept", n=k + 1),
+                t("ex.happened.thinking_dropped", n=k + 1, value=got),
+                "keep_thinking",
+            )
+        if first[0] != wanted[0]:
+            trial.fail(
+                show(wanted[0]),
+                t("ex.happened.thinking_changed", n=k + 1, value=show(first[0])),
+                "keep_thinking",
+            )
 
 
 def _judge_answers(trial: Trial, messages: list[Any], case: Loop) -> None:
@@ -894,6 +985,20 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
                 [reply(ls), reply(text("Now the lines."), wc), final()],
                 ["ls", "wc -l agent.py"],
                 (3,),
+            ),
+        ),
+        (
+            "thinking_blocks",
+            "keep_thinking",
+            Loop(
+                [
+                    reply(thinking("First see what is here."), ls),
+                    reply(thinking("Now count the lines."), text("Now the lines."), wc),
+                    reply(thinking("I can answer now."), text("agent.py has 42 lines.")),
+                ],
+                ["ls", "wc -l agent.py"],
+                (3,),
+                thinking=True,
             ),
         ),
         ("stop_sequence", "stop_rule", Loop([reply(text("Answer: 42"), stop="stop_sequence")])),
@@ -1017,6 +1122,20 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
         ),
     ]
     return cases
+
+
+# Exercise 7 is written in two steps. Step 1 (limits and endings) is checked on the
+# guarded_loop scenarios that need no approval and no error results; step 2 adds them.
+STEP_TWO = ("approved_call", "denied_call", "mixed_approval", "unknown_tool", "failing_tool")
+
+
+def step(report: Report, number: int) -> Report:
+    """Only the scenarios of one step of exercise 7 (1: limits and endings; 2: approval
+    and errors), so a student can finish step 1 before reading about step 2."""
+    if number not in (1, 2):
+        raise ValueError("exercise 7 has steps 1 and 2")
+    keep = [r for r in report.results if (r.scenario in STEP_TWO) == (number == 2)]
+    return replace(report, results=tuple(keep))
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+"""Exercise 7 in two steps, and the thinking-block scenarios (issue 15)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlab.exercises import check, reference
+from agentlab.exercises.scenarios import SCENARIOS, STEP_TWO, step
+
+FAST = 1.0
+
+
+def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):
+    return reference.limited_loop(client, messages, tools, run_bash, max_turns)
+
+
+def test_step_one_passes_with_limits_and_endings_alone():
+    report = check("guarded_loop", limited_as_guarded, timeout=FAST)
+    assert step(report, 1).passed
+    assert not step(report, 2).passed  # approval and errors are step 2's work
+    assert {r.scenario for r in report.failures} == set(STEP_TWO)
+
+
+def test_the_two_steps_split_every_scenario_once():
+    report = check("guarded_loop", reference.guarded_loop, timeout=FAST)
+    one, two = step(report, 1), step(report, 2)
+    assert one.passed and two.passed
+    names = [r.scenario for r in one.results + two.results]
+    assert sorted(names) == sorted(s.name for s in SCENARIOS["guarded_loop"])
+    assert {r.scenario for r in two.results} == set(STEP_TWO)
+    with pytest.raises(ValueError):
+        step(report, 3)
+
+
+@pytest.mark.parametrize("name", ["agent_loop", "guarded_loop"])
+def test_both_loops_are_checked_on_replies_with_thinking_blocks(name):
+    assert "thinking_blocks" in [s.name for s in SCENARIOS[name]]
+
+
+def test_the_same_dict_message_is_only_for_the_same_dict():
+    def returns_none(query):
+        return None
+
+    report = check("first_message", returns_none, timeout=FAST)
+    happened = " ".join(r.happened for r in report.failures)
+    assert "same dict" not in happened and "NoneType" in happened
+
+    shared = {"role": "user"}
+
+    def one_dict(query):
+        shared["content"] = query
+        return shared
+
+    report = check("first_message", one_dict, timeout=FAST)
+    [failure] = report.failures
+    assert "very same dict object" in failure.happened
+
+
+def test_each_check_text_is_its_own_and_names_run_bash_only_where_there_is_one():
+    from agentlab.exercises import list_exercises
+    from agentlab.i18n import t
+
+    texts = {e.name: t(f"ex.{e.name}.check") for e in list_exercises()}
+    assert len(set(texts.values())) == len(texts)
+    with_bash = {name for name, text in texts.items() if "run_bash" in text}
+    assert with_bash == {"run_tools", "agent_loop", "guarded_loop"}
+    for name in with_bash:  # the order rule is explained where the checker relies on it
+        assert "only to keep the check simple" in texts[name]
+
+
+def test_the_decide_exercise_states_meanings_not_answers():
+    from agentlab.exercises import get
+
+    intro = get("decide").intro
+    for reason in ["end_turn", "tool_use", "stop_sequence", "max_tokens", "pause_turn",
+                   "refusal", "model_context_window_exceeded"]:  # fmt: skip
+        assert f"`{reason}`" in intro
+    assert '| `"execute"` |' not in intro and "|---|" not in intro  # no answer table
+
+
+def test_the_chinese_exercise_notebooks_are_what_the_generator_makes():
+    import json
+    from pathlib import Path
+
+    from agentlab.exercises.notebooks import build_translated, comparable
+
+    root = Path(__file__).resolve().parent.parent
+    made = build_translated("zh")
+    assert len(made) == 7
+    for path, notebook in made.items():
+        committed = json.loads((root / path).read_text("utf-8"))
+        assert comparable(committed) == comparable(notebook), f"{path}: run tools/make_exercises.py"
+        setup = "".join(committed["cells"][1]["source"])
+        assert 'set_language("zh")' in setup  # the checker answers in Chinese
