@@ -426,7 +426,7 @@ class LoopResult:
 
     def _repr_html_(self) -> str:
         """The answer on top and the transcript folded below (cards, as the views draw them)."""
-        from agentlab.widgets.render import result_html
+        from agentlab.render import result_html
 
         return result_html(self)
 

@@ -52,7 +52,7 @@ def test_history_view_one_card_per_message() -> None:
     view = HistoryView(tool_turn())
     assert len(view.cards) == 4 and all(isinstance(c, W.HTML) for c in view.cards)
     assert repr(view) == "HistoryView(messages=4, pairs=1)"
-    assert "4 message(s) · 1 tool call(s)" in html_of(view)
+    assert "4 messages · 1 tool call ·" in html_of(view)
     assert 'class="al-card al-card-user"' in view.cards[0].value
     assert 'class="al-card al-card-results"' in view.cards[2].value
     assert "<strong>hello</strong>" in view.cards[3].value
@@ -78,7 +78,7 @@ def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     use_card, result_card = view.cards[1].value, view.cards[2].value
     for card in (use_card, result_card):
         assert 'class="al-block al-pair al-pair-1"' in card
-        assert 'class="al-badge al-pinner" style="background:#d97706"' in card  # click to pin
+        assert 'class="al-badge al-pinner" style="--al-pair:#d97706"' in card  # click to pin
         assert '<input type="checkbox" class="al-pin" hidden>⇄ 1</label>' in card
     # hovering or pinning either half lights up both: one CSS rule, shipped with the tool_use
     assert ".al-root:has(.al-pair-1:hover) .al-pair-1" in use_card
@@ -102,13 +102,13 @@ def test_broken_history_is_flagged_on_the_cards() -> None:
     assert "&#x27;unanswered&#x27;" in html_of(view.cards[1])
     assert "&#x27;unexpected_result&#x27;" in html_of(view.cards[2])
     assert (
-        'style="background:#cf222e" title="answers no tool_use in the message before it">?<'
+        'style="--al-pair:#cf222e" title="answers no tool_use in the message before it">?<'
         in view.cards[2].value
     )
     assert (
         "al-pair-" not in view.cards[2].value.split("al-flag")[0]
     )  # no pair colour: it has no partner
-    assert "2 problem(s)" in html_of(view)
+    assert "2 problems" in html_of(view)
 
 
 def test_plain_list_refresh_adds_new_cards_only() -> None:
@@ -192,7 +192,7 @@ def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
     view = LoopView(loop)
     assert repr(view) == "LoopView(stage='request', turns=0, messages=1)"
     assert lit_nodes(view) == ["request"]
-    assert "turn 0 of at most 20" in view.turn_label.value
+    assert "turn 0 (at most 20 per task) · 1 message<" in view.turn_label.value
     assert "No decision yet" in view.decision.value
 
     view.next_button.click()  # request
@@ -544,10 +544,11 @@ def test_follow_up_question_when_done(tmp_path: Path) -> None:
     view = LoopView(loop)
     view.run_button.click()
     view.ask_input.value = "and then?"
-    view.ask_button.click()
-    assert loop.stage == "request" and len(view.history.cards) == 3
-    view.run_button.click()
-    assert "second" in html_of(view.history.cards[-1])
+    view.ask_button.click()  # adds the question and runs the loop on it
+    assert loop.stage == "done" and len(view.history.cards) == 4
+    assert "second" in html_of(view.history.cards[-1]) and view.ask_input.value == ""
+    view.ask("and now?", run=False)  # from Python: add it only
+    assert loop.stage == "request" and len(view.history.cards) == 5
 
 
 def test_chinese_labels(tmp_path: Path) -> None:

@@ -12,11 +12,17 @@ trip to the kernel, and in nbviewer too); ``view.select(tool_use_id)`` pins
 one from Python. A rule the history breaks (an unanswered tool_use, a result
 nobody asked for, ...) is flagged on the card, in the API's own words.
 
+Earlier turns fold: every card but the first (the task) and the last three
+(the current turn) shows one line, and opens with a click. Long text and
+output fold too ("show N more lines"). A call the person edited or denied
+(in a LoopView's confirm mode) says so on its card, with what really ran.
+
 Each card is one HTML widget, drawn by the same function as the widget-free
-HTML (``render.card_html``). Live updates cost the same for a long history as
-for a short one: an appended message adds one card, and at most redraws the
-card before it (its tool calls are now answered, or flagged). Cards sit in
-pages of 50, so an append reassigns one small page's ``children``.
+HTML (``agentlab.render.card_html``). Live updates cost the same for a long
+history as for a short one: an appended message adds one card, and redraws at
+most two others (the card before it, now answered or flagged, and the card
+that folds). Cards sit in pages of 50, so an append reassigns one small
+page's ``children``.
 """
 
 from __future__ import annotations
@@ -28,8 +34,18 @@ import ipywidgets as W
 
 from agentlab.history import Problem
 from agentlab.loop import Event
+from agentlab.render import (
+    OPEN_LAST,
+    STYLE,
+    Marks,
+    Pair,
+    card_html,
+    is_open,
+    runs_of,
+    summary_html,
+    transcript_html,
+)
 from agentlab.widgets.base import dispose, source
-from agentlab.widgets.render import STYLE, Marks, Pair, card_html, summary_html, transcript_html
 
 __all__ = ["HistoryView"]
 
@@ -107,7 +123,11 @@ class HistoryView(W.VBox):
         self._selection.value = f"<style>{rule}{{{_SELECTED}}}</style>" if pair else ""
 
     def _on_event(self, event: Event) -> None:
-        if event.kind == "append":
+        if event.kind == "tool_end":  # what really ran: shown once the results are in
+            use = event.data.get("tool_use")
+            key = str(use.get("id") if isinstance(use, dict) else getattr(use, "id", None))
+            self._marks.runs[key] = event.data
+        elif event.kind == "append":
             if event.data.get("index") == len(self._cards):
                 self._add(len(self._cards))
                 self._show_summary()
@@ -120,14 +140,18 @@ class HistoryView(W.VBox):
     def _clear(self) -> None:
         self._cards: list[W.HTML] = []
         self._seen: list[Any] = []
-        self._marks = Marks()
+        self._marks = Marks(runs_of(self.loop))
         self.select(None)
 
     def _add(self, i: int) -> None:
         changed, earlier = self._marks.add(self.messages, i)
+        n = i + 1
         if (changed or earlier) and self._cards:  # the card before: answered now, or flagged
-            self._cards[-1].value = card_html(self.messages, i - 1, self._marks)
-        card = W.HTML(card_html(self.messages, i, self._marks))
+            self._cards[-1].value = self._card(i - 1, n)
+        folding = i - OPEN_LAST
+        if folding > 0 and folding != i - 1:  # it leaves the current turn: fold it
+            self._cards[folding].value = self._card(folding, n)
+        card = W.HTML(self._card(i, n))
         card.add_class("al-cardbox")
         self._cards.append(card)
         self._seen.append(self.messages[i])
@@ -137,13 +161,16 @@ class HistoryView(W.VBox):
         else:
             self.pages.children = pages + (W.VBox([card]),)
 
+    def _card(self, i: int, n: int) -> str:
+        return card_html(self.messages, i, self._marks, open=is_open(i, n))
+
     def _show_summary(self) -> None:
         n_problems = sum(len(v) for v in self._marks.problems.values())
         self._summary.value = summary_html(len(self._cards), len(self._marks.pairs), n_problems)
 
     # -- display --------------------------------------------------------------------
     def _repr_html_(self) -> str:
-        return transcript_html(self.messages)
+        return transcript_html(self.messages, runs=self._marks.runs)
 
     def __repr__(self) -> str:
         return f"HistoryView(messages={len(self._cards)}, pairs={len(self._marks.pairs)})"
