@@ -81,8 +81,8 @@ def assert_inert(html: str) -> None:
         if tag == "img":
             assert str(attrs.get("src", "")).startswith("data:image/")
         if tag == "a":
-            href = str(attrs.get("href", "")).strip().lower()
-            assert href.startswith(("http://", "https://", "mailto:")), href
+            href = str(attrs.get("href") or "").strip().lower()  # none: an inert <a>
+            assert not href or href.startswith(("http://", "https://", "mailto:")), href
             assert attrs.get("rel") == "noopener noreferrer"
         for value in (attrs.get("class") or "").split():
             assert value.startswith("al-"), value  # no class name from the data
