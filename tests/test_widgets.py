@@ -614,3 +614,203 @@ def test_show_picks_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_import_agentlab_does_not_import_ipywidgets() -> None:
     code = "import sys, agentlab; assert 'ipywidgets' not in sys.modules; agentlab.HistoryView; assert 'ipywidgets' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------- issue 14: state that tells the truth
+
+
+def test_stop_while_waiting_for_approval_hides_the_panel(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.run_button.click()
+    assert view.waiting and view.approval.layout.display == "flex"
+    assert not view.stop_button.disabled
+    view.stop_button.click()
+    assert not view.waiting and view.approval.layout.display == "none"
+    assert "Stopped while waiting for approval" in view.status.value
+    assert loop.stage == "execute" and not (tmp_path / "ran.txt").exists()
+    view.approve_button.click()  # the panel is gone: an old click does nothing
+    assert loop.stage == "execute" and not (tmp_path / "ran.txt").exists()
+    view.next_button.click()  # asks again
+    assert view.waiting and view.approval.layout.display == "flex"
+
+
+def test_run_edited_with_unchanged_text_is_an_approval(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.edit_button.click()  # the box still holds the model's own command
+    assert loop.audit[-1]["verdict"] == "approved"
+    result = loop.messages[-1]["content"][0]["content"]
+    assert result.startswith("hello") and "edited" not in html_of(view.history)
+
+
+def test_an_edited_call_shows_what_really_ran(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.edit_input.value = "echo edited"
+    view.edit_button.click()
+    use_card = html_of(view.history.cards[1])
+    assert "edited" in use_card and "<code>echo edited</code>" in use_card
+    table = view.pairings.table.value
+    assert "echo edited" in table and "the model asked for: echo hello; touch ran.txt" in table
+    assert "edited" in view._repr_html_()
+
+
+def test_a_denied_call_says_denied_and_has_no_duration(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.deny_reason.value = "not now"
+    view.deny_button.click()
+    table = view.pairings.table.value
+    assert "✗ denied" in table and "0.00 s" not in table
+    assert "not now" in html_of(view.history.cards[1])
+
+
+def test_decision_box_after_the_reply_is_in(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.next_button.click()  # request: a reply, not decided yet
+    assert "has not answered" not in view.decision.value
+    assert "stop_reason tool_use" in view.decision.value
+
+
+def test_header_turn_agrees_with_the_pairs_table(tmp_path: Path) -> None:
+    client = ScriptedClient(
+        [
+            [tool_use("bash", {"command": "echo 1"})],
+            "one",
+            [tool_use("bash", {"command": "echo 2"})],
+            "two",
+        ]
+    )
+    loop = al.AgentLoop(client, "first", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    view.ask("second")  # runs on
+    assert loop.stage == "done" and "turn 4 " in view.turn_label.value
+    rows = view.pairings.table.value.split("<tr ")[1:]
+    assert [r.split("<td>")[2].split("<")[0] for r in rows] == ["1", "3"]
+
+
+def test_a_turn_limit_stop_is_shown_with_continue(tmp_path: Path) -> None:
+    client = ScriptedClient(
+        lambda request: [text("Let me check with bash."), tool_use("bash", {"command": "echo hi"})]
+    )
+    loop = al.AgentLoop(client, "loop forever", tools=[bash_tool(cwd=tmp_path)], max_turns=2)
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "turn_limit" and loop.turns == 2
+    assert view.ended_box.layout.display == "flex"
+    assert "ended: turn limit" in view.ended_info.value and "ended: turn limit" in view.status.value
+    assert "stop_reason max_turns" not in html_of(view)
+    assert 'data-node="end" data-state="stopped"' in view.diagram.value
+    view.continue_button.click()
+    assert loop.ended == "turn_limit" and loop.turns == 4 and validate(loop.messages) == []
+    assert view.ended_box.layout.display == "flex"
+
+
+def test_a_budget_stop_is_shown_with_continue(tmp_path: Path) -> None:
+    client = ScriptedClient(lambda request: [tool_use("bash", {"command": "echo hi"})])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], max_total_tokens=1)
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "budget" and "ended: budget" in view.ended_info.value
+    turns, used = loop.turns, loop.usage["input_tokens"] + loop.usage["output_tokens"]
+    view.continue_button.click()
+    assert loop.turns == turns + 1 and loop.ended == "budget"
+    assert loop.max_total_tokens == used + 1
+
+
+def test_interrupted_run_lights_stopped_not_the_models_end(tmp_path: Path) -> None:
+    def slow(command: str) -> str:
+        raise KeyboardInterrupt
+
+    tool = Tool(
+        "bash", "Run.", {"type": "object", "properties": {"command": {"type": "string"}}}, slow
+    )
+    client = ScriptedClient([[tool_use("bash", {"command": "sleep 9"})], "never"])
+    loop = al.AgentLoop(client, "wait", tools=[tool])
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "interrupted"
+    assert 'data-edge="decide-end" data-hot="yes"' not in view.diagram.value
+    assert "ended: interrupted" in view.status.value and validate(loop.messages) == []
+
+
+def test_enter_in_the_ask_box_sends_and_runs(tmp_path: Path) -> None:
+    client = ScriptedClient(["first", "second"])
+    loop = al.AgentLoop(client, "one", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    view.ask_input.value = "and then?"
+    view.ask_input._handle_custom_msg({"event": "submit"}, [])  # what the browser sends on Enter
+    assert loop.stage == "done" and "second" in html_of(view.history.cards[-1])
+    assert "<kbd>Enter</kbd>" in html_of(view)  # the keys are written in the view
+
+
+def test_running_totals_of_tokens_and_cost(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.tokens.value == ""
+    view.run_button.click()
+    usage = loop.usage
+    total_in = (
+        usage["input_tokens"]
+        + usage["cache_read_input_tokens"]
+        + usage["cache_creation_input_tokens"]
+    )
+    assert (
+        f"so far: {total_in} tokens in · {usage['output_tokens']} tokens out" in view.tokens.value
+    )
+
+
+def test_copy_history_as_json(tmp_path: Path) -> None:
+    import json
+
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.run_button.click()
+    data = view.copy_json()
+    assert json.loads(data) == loop.messages and view.copy_text.value == data
+    kinds = [list(o.get("data", {})) for o in view.copy_out.outputs]
+    assert ["application/javascript", "text/plain"] in kinds or any(
+        "application/javascript" in k for k in kinds
+    )
+    assert "Copied 4 messages" in str(view.copy_out.outputs)
+
+
+def test_thinking_blocks_in_a_live_view(tmp_path: Path) -> None:
+    signature = "sig_" + "A" * 200
+    reply = [{"type": "thinking", "thinking": "", "signature": signature}, text("Done.")]
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": reply}]
+    html = html_of(HistoryView(messages))
+    assert "thinking (hidden)" in html and signature not in html
+
+
+def test_earlier_turns_fold_as_the_loop_goes_on(tmp_path: Path) -> None:
+    client = ScriptedClient(lambda request: [tool_use("bash", {"command": "echo hi"})])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], max_turns=4)
+    view = LoopView(loop)
+    view.run_button.click()
+    opened = [c.value.split(">", 1)[0].endswith(" open") for c in view.history.cards]
+    assert len(opened) == 9
+    assert opened == [True, False, False, False, False, False, True, True, True]
+
+
+@pytest.mark.parametrize("role", ['x" onmouseover="alert(1)', "<img src=x onerror=alert(1)>"])
+def test_hostile_history_in_every_live_view_stays_inert(tmp_path: Path, role: str) -> None:
+    messages = tool_turn(command=EVIL, output=EVIL)
+    messages[0] = {"role": role, "content": EVIL}
+    messages[1]["content"][1]["name"] = IMG
+    loop = al.AgentLoop(ScriptedClient(["x"]), messages, tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    for html in (
+        html_of(view),
+        view._repr_html_(),
+        HistoryView(messages)._repr_html_(),
+        PairingView(messages)._repr_html_(),
+    ):
+        assert_inert(html)

@@ -390,18 +390,21 @@ class LoopView(W.VBox):
             self.ask(self.ask_input.value, from_click=True)
 
     def continue_run(self, from_click: bool = False) -> None:
-        """After a turn limit or budget stop: allow as much again, and run on."""
+        """After a turn limit or budget stop: allow as many turns (or as much budget)
+        again, and run on."""
         loop = self.loop
         if loop.stage != "done" or loop.ended not in LIMITED or self._busy:
             return
         turns, tokens, cost = self._limits
         if loop.ended == "turn_limit":
             loop.max_turns += turns
-        if loop.ended == "budget":
+        if loop.ended == "budget":  # the same budget again, on top of what is used
+            from agentlab.usage import estimate_cost, totals
+
             if tokens is not None:
-                loop.max_total_tokens = (loop.max_total_tokens or 0) + tokens
+                loop.max_total_tokens = totals(loop)["total_tokens"] + tokens
             if cost is not None:
-                loop.max_cost = (loop.max_cost or 0.0) + cost
+                loop.max_cost = (estimate_cost(loop).dollars or 0.0) + cost
         loop.stage, loop.ended, loop.explanation = "request", None, ""
         self._note = ""
         self._go("end", from_click=from_click)
