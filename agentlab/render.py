@@ -70,7 +70,7 @@ TEXT_CHARS = 4000
 OPEN_LAST = 3  # cards left open at the end of a history: the current turn
 
 STYLE = """<style>
-.al-root{--al-fg:var(--jp-content-font-color1,#1f2328);--al-muted:var(--jp-content-font-color2,#57606a);
+.al-root{--al-fg:var(--jp-content-font-color1,#1f2328);--al-muted:color-mix(in srgb,var(--jp-content-font-color2,#57606a) 80%,var(--al-fg));
  --al-bg:var(--jp-layout-color1,#fff);--al-bg2:var(--jp-layout-color2,#f6f8fa);
  --al-border:var(--jp-border-color2,#d0d7de);
  --al-bad:color-mix(in srgb,var(--jp-error-color1,#cf222e) 70%,var(--al-fg));
@@ -169,10 +169,17 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-keys{font-size:11px;color:var(--al-muted);margin:4px 2px}
 .al-keys kbd{border:1px solid var(--al-border);border-radius:3px;padding:0 3px;font-size:11px}
 .al-totals{font-size:12px;margin:0 0 6px 0}
-.al-diagram svg{max-width:100%;height:auto}
+.al-diagram svg,.al-panel svg{max-width:100%;height:auto}
+.al-totals{overflow-wrap:anywhere}
+.al-root .jupyter-button.mod-primary,.al-root .jupyter-button.mod-success,
+.al-root .jupyter-button.mod-warning,.al-root .jupyter-button.mod-danger{color:#fff}
+.al-root .jupyter-button.mod-primary{background-color:color-mix(in srgb,var(--jp-brand-color1,#1976d2) 65%,#000)}
+.al-root .jupyter-button.mod-success{background-color:color-mix(in srgb,var(--jp-success-color1,#388e3c) 65%,#000)}
+.al-root .jupyter-button.mod-warning{background-color:color-mix(in srgb,var(--jp-warn-color1,#f57c00) 65%,#000)}
+.al-root .jupyter-button.mod-danger{background-color:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 65%,#000)}
 .al-columns{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin-top:8px}
-.al-left{flex:1 1 300px;max-width:440px;min-width:0}
-.al-right{flex:999 1 340px;min-width:0}
+.al-left{flex:0 1 420px;min-width:0}
+.al-right{flex:1 1 340px;min-width:0}
 </style>"""
 
 

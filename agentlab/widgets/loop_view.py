@@ -266,7 +266,7 @@ class LoopView(W.VBox):
         )
         left = W.VBox(
             [self.diagram, self.about, self.decision, self.tokens],
-            layout=W.Layout(flex="1 1 300px", max_width="440px", min_width="0"),
+            layout=W.Layout(flex="0 1 420px", min_width="0"),
         )
         history_title = W.HTML(f'<div class="al-section">{escape(t("view.history.title"))}</div>')
         right = W.VBox(
@@ -280,7 +280,7 @@ class LoopView(W.VBox):
                 W.HBox([self.copy_button, self.copy_out]),
                 self.copy_text,
             ],
-            layout=W.Layout(flex="999 1 340px", min_width="0"),
+            layout=W.Layout(flex="1 1 340px", min_width="0"),
         )
         columns = W.HBox(
             [left, right],
@@ -732,7 +732,8 @@ class LoopView(W.VBox):
         elif loop.stage == "done":
             css, mark = ("al-ok", "✓") if loop.ended in (None, "model") else ("al-wait", "■")
             done = ended_text(loop.ended, loop.stop_reason)
-            text = f'<span class="{css}">{mark} {escape(done)}</span> {escape(loop.explanation)}'
+            why = "" if loop.ended in LIMITED else escape(loop.explanation)  # the box says it
+            text = f'<span class="{css}">{mark} {escape(done)}</span> {why}'
         elif self.error.value:
             text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
         else:
