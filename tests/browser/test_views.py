@@ -241,7 +241,7 @@ def test_an_edit_shows_what_really_ran_and_an_unchanged_one_is_an_approval(
 
 
 LONG_ANSWER = """\
-answer = "\\n".join(f"{i:3d}. file_{i}.txt" for i in range(200))
+answer = "\\n".join(f"line {i}: file_{i}.txt" for i in range(200))
 client3 = ScriptedClient([answer])
 loop3 = al.AgentLoop(client3, "List everything.", tools=[al.bash_tool(cwd=workdir)])
 view3 = al.LoopView(loop3)
@@ -260,10 +260,10 @@ def test_a_200_line_answer_is_folded_and_opens_on_click(lab: Any, page: Any) -> 
     expect(more).to_be_visible()
     folded = box(card)["height"]
     assert folded < 700, f"a 200-line answer is {folded:.0f}px tall folded"
-    expect(card).to_contain_text(" 19. file_19.txt")
-    expect(card.get_by_text("199. file_199.txt")).to_be_hidden()
+    expect(card).to_contain_text("line 19: file_19.txt")
+    expect(card.get_by_text("line 199: file_199.txt")).to_be_hidden()
     more.click()
-    expect(card.get_by_text("199. file_199.txt")).to_be_visible()
+    expect(card.get_by_text("line 199: file_199.txt")).to_be_visible()
     assert box(card)["height"] > 2 * folded
 
 
@@ -271,7 +271,7 @@ def test_enter_in_the_ask_box_sends_and_runs(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
     cell = """\
-client4 = ScriptedClient(["First answer.", "Second answer."])
+client4 = ScriptedClient(lambda request: "Answer to: " + request["messages"][-1]["content"])
 loop4 = al.AgentLoop(client4, "Hello?", tools=[al.bash_tool(cwd=workdir)])
 view4 = al.LoopView(loop4)
 view4.run_to_end()
@@ -283,13 +283,18 @@ view4
     ask.fill("And then?")
     ask.press("Enter")
     expect(view.locator(".al-card-assistant")).to_have_count(2, timeout=FIRST_REQUEST)
-    expect(view.locator(".al-card-assistant").nth(1)).to_contain_text("Second answer.")
+    expect(view.locator(".al-card-assistant").nth(1)).to_contain_text("Answer to: And then?")
     expect(ask).to_have_value("")
-    # Tab reaches the buttons: from the Next stage button, focus moves on to Run turn
-    view.get_by_role("button", name="Next stage").focus()
-    page.keyboard.press("Tab")
+    # the buttons work from the keyboard: Enter presses the one in focus, Tab moves on
+    reset = view.get_by_role("button", name="Reset")
+    reset.focus()
+    page.keyboard.press("Enter")
+    expect(view.locator(".al-card")).to_have_count(1)
+    page.keyboard.press("Shift+Tab")
     focused = page.evaluate("() => document.activeElement && document.activeElement.textContent")
-    assert "Run turn" in focused
+    assert "Run to end" in focused
+    page.keyboard.press("Space")
+    expect(view.locator(".al-card")).to_have_count(2, timeout=FIRST_REQUEST)
 
 
 def test_copy_history_as_json_reaches_the_clipboard(lab: Any, page: Any) -> None:
