@@ -54,6 +54,7 @@ FILL = "var(--al-bg2,#f6f8fa)"
 HOT = {
     "next": ("color-mix(in srgb,#d97706 20%,var(--al-bg,#fff))", "var(--al-wait,#9a4d00)"),
     "running": ("color-mix(in srgb,#2563eb 20%,var(--al-bg,#fff))", "var(--al-link,#1f5fbf)"),
+    "ended": ("color-mix(in srgb,#1a7f37 16%,var(--al-bg,#fff))", "var(--al-ok,#1a7f37)"),
     "stopped": ("color-mix(in srgb,#cf222e 14%,var(--al-bg,#fff))", "var(--al-bad,#b0222c)"),
 }
 
@@ -131,14 +132,17 @@ def diagram_svg(stage: str = "request", running: bool = False, ended: str | None
 
     ``running=True`` marks it as the stage that is running right now (blue)
     instead of the one that comes next (amber). ``ended``: for a finished loop,
-    why (``loop.ended``); only the model's own answer lights "no -> end of
-    turn"; a turn limit, budget, interrupt or error lights the end as "stopped".
+    why (``loop.ended``): the model's own answer lights "no -> end of turn"
+    as "ended here"; a turn limit, budget, interrupt or error lights the end
+    alone, as "stopped".
     """
     state = "running" if running else "next"
     lit = set(STAGE_NODES.get(stage, ()))
     hot_edges = set(STAGE_EDGES.get(stage, ()))
-    if stage == "done" and ended not in (None, "model"):
-        state, hot_edges = "stopped", set()
+    if stage == "done" and not running:  # where it ended, not a next step
+        state = "ended" if ended in (None, "model") else "stopped"
+        if state == "stopped":
+            hot_edges = set()
     hot_color = HOT[state][1]
 
     def hot(key: str) -> str | None:

@@ -336,6 +336,7 @@ EN: dict[str, str] = {
     "view.copy.done": "Copied {n} messages ({size}) to the clipboard; the text is also in the box below.",
     "view.copy.done.one": "Copied 1 message ({size}) to the clipboard; the text is also in the box below.",
     "diagram.stopped": "stopped",
+    "diagram.ended": "ended here",
 }
 
 ZH: dict[str, str] = {
@@ -644,6 +645,7 @@ ZH: dict[str, str] = {
     "view.copy.tip": "复制 messages 列表，与发给 API 的完全一致",
     "view.copy.done": "已把 {n} 条消息（{size}）复制到剪贴板；下面的文本框里也有这段文本。",
     "diagram.stopped": "已停止",
+    "diagram.ended": "在此结束",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import threading
@@ -183,7 +184,7 @@ def lit_nodes(view: LoopView) -> list[str]:
     return [
         part.split('"')[0]
         for part in svg.split('data-node="')[1:]
-        if 'data-state="next"' in part.split(">")[0]
+        if re.search('data-state="(next|ended)"', part.split(">")[0])
     ]
 
 
