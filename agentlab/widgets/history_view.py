@@ -65,7 +65,12 @@ class HistoryView(W.VBox):
         self._summary = W.HTML()
         self._selection = W.HTML()  # a <style> that pins the selected pair
         self.pages = W.VBox()  # each page is a VBox of up to PAGE cards
-        self.children = (W.HTML(STYLE), self._selection, self._summary, self.pages)
+        # In a LoopView this box scrolls on its own and stays at its end (CSS in
+        # render.STYLE), so the current turn is beside the controls however long
+        # the history; alone, the history simply flows down the page.
+        scroller = W.VBox([self.pages])
+        scroller.add_class("al-scroll")
+        self.children = (W.HTML(STYLE), self._selection, self._summary, scroller)
         self.selected: str | None = None  # the pinned pair's tool_use id
         self._clear()
         self.rebuild()
