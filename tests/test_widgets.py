@@ -25,7 +25,9 @@ from tests.test_render import EVIL, IMG, SCRIPT, assert_inert, tool_turn
 
 
 def html_of(widget: Any) -> str:
-    """All HTML a widget tree would put on the page."""
+    """All HTML a widget tree (or a card's HTML string) would put on the page."""
+    if isinstance(widget, str):
+        return widget
     out = [str(widget.value)] if isinstance(widget, W.HTML) else []
     for child in getattr(widget, "children", ()):
         out.append(html_of(child))
@@ -51,12 +53,12 @@ def hello_loop(tmp_path: Path, **options: Any) -> tuple[al.AgentLoop, ScriptedCl
 
 def test_history_view_one_card_per_message() -> None:
     view = HistoryView(tool_turn())
-    assert len(view.cards) == 4 and all(isinstance(c, W.HTML) for c in view.cards)
+    assert len(view.cards) == 4 and all(isinstance(c, str) for c in view.cards)
     assert repr(view) == "HistoryView(messages=4, pairs=1)"
     assert "4 messages · 1 tool call ·" in html_of(view)
-    assert 'class="al-card al-card-user"' in view.cards[0].value
-    assert 'class="al-card al-card-results"' in view.cards[2].value
-    assert "<strong>hello</strong>" in view.cards[3].value
+    assert 'class="al-card al-card-user"' in view.cards[0]
+    assert 'class="al-card al-card-results"' in view.cards[2]
+    assert "<strong>hello</strong>" in view.cards[3]
 
 
 @pytest.mark.parametrize("where", ["text", "tool_input", "tool_output"])
@@ -76,7 +78,7 @@ def test_history_view_escapes_model_and_tool_text(where: str) -> None:
 
 def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     view = HistoryView(tool_turn())
-    use_card, result_card = view.cards[1].value, view.cards[2].value
+    use_card, result_card = view.cards[1], view.cards[2]
     for card in (use_card, result_card):
         assert 'class="al-block al-pair al-pair-1"' in card
         assert 'class="al-badge al-pinner" style="--al-pair:#d97706"' in card  # click to pin
@@ -104,11 +106,9 @@ def test_broken_history_is_flagged_on_the_cards() -> None:
     assert "&#x27;unexpected_result&#x27;" in html_of(view.cards[2])
     assert (
         'style="--al-pair:#cf222e" title="answers no tool_use in the message before it">?<'
-        in view.cards[2].value
+        in view.cards[2]
     )
-    assert (
-        "al-pair-" not in view.cards[2].value.split("al-flag")[0]
-    )  # no pair colour: it has no partner
+    assert "al-pair-" not in view.cards[2].split("al-flag")[0]  # no pair colour: it has no partner
     assert "2 problems" in html_of(view)
 
 
@@ -119,12 +119,12 @@ def test_plain_list_refresh_adds_new_cards_only() -> None:
     assert "waiting for its tool_result" in html_of(view.cards[1])
     messages.extend(tool_turn()[2:])
     view.refresh()
-    assert view.cards[:2] == first  # the same widgets: nothing rebuilt
+    assert view.cards[0] == first[0]  # the task's card is not drawn again
     assert len(view.cards) == 4
     assert "answered in messages[2]: ok" in html_of(view.cards[1])
     messages[0] = {"role": "user", "content": "Changed"}
     view.refresh()  # an earlier message changed: rebuild
-    assert view.cards[0] is not first[0] and "Changed" in html_of(view.cards[0])
+    assert "Changed" in html_of(view.cards[0]) and "Changed" in html_of(view.pages)
 
 
 def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
@@ -136,11 +136,11 @@ def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
     loop.run()
     assert counts == [2, 3, 4]  # one new card each time, nothing else
     assert view.cards[:1] == before
-    page = view.pages.children[0]
-    assert page.children == view.cards
-    assert "answered in messages[2]: ok" in html_of(view.cards[1])
+    (page,) = view.pages.children  # one HTML widget holds all four cards
+    assert page.value.count('<details class="al-card ') == 4
+    assert "answered in messages[2]: ok" in html_of(view.cards[1]) and view.cards[1] in page.value
     loop.reset()
-    assert len(view.cards) == 1 and view.cards[0] is not before[0]
+    assert len(view.cards) == 1 and len(view.pages.children) == 1
 
 
 def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
@@ -148,12 +148,17 @@ def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
     for i in range(PAGE + 5):
         messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
     view = HistoryView(messages)
-    assert [len(p.children) for p in view.pages.children] == [PAGE, 5]
-    full_page = view.pages.children[0].children
+    cards = [p.value.count('<details class="al-card ') for p in view.pages.children]
+    assert cards == [PAGE, 5]  # a widget per page, not per card
+    first = view.pages.children[0]
+    first_html = first.value
+    changes: list[str] = []
+    first.observe(lambda change: changes.append(change["name"]), names="value")
     messages.append({"role": "assistant" if len(messages) % 2 else "user", "content": "new"})
     view.refresh()
-    assert [len(p.children) for p in view.pages.children] == [PAGE, 6]
-    assert view.pages.children[0].children == full_page
+    cards = [p.value.count('<details class="al-card ') for p in view.pages.children]
+    assert cards == [PAGE, 6] and view.pages.children[0] is first
+    assert changes == [] and first.value == first_html  # the full page was not sent again
 
 
 # --------------------------------------------------------------------------- PairingView
@@ -796,7 +801,7 @@ def test_earlier_turns_fold_as_the_loop_goes_on(tmp_path: Path) -> None:
     loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], max_turns=4)
     view = LoopView(loop)
     view.run_button.click()
-    opened = [c.value.split(">", 1)[0].endswith(" open") for c in view.history.cards]
+    opened = [c.split(">", 1)[0].endswith(" open") for c in view.history.cards]
     assert len(opened) == 9
     assert opened == [True, False, False, False, False, False, True, True, True]
 

@@ -17,12 +17,13 @@ Earlier turns fold: every card but the first (the task) and the last three
 output fold too ("show N more lines"). A call the person edited or denied
 (in a LoopView's confirm mode) says so on its card, with what really ran.
 
-Each card is one HTML widget, drawn by the same function as the widget-free
-HTML (``agentlab.render.card_html``). Live updates cost the same for a long
-history as for a short one: an appended message adds one card, and redraws at
-most two others (the card before it, now answered or flagged, and the card
-that folds). Cards sit in pages of 50, so an append reassigns one small
-page's ``children``.
+Cards are drawn by the same function as the widget-free HTML
+(``agentlab.render.card_html``) and sit in pages of 50: one HTML widget per
+page, not per card, so a history of 2,000 messages is 40 widgets for the
+browser to build, not 2,000 (each widget is a model, a view and a comm).
+Live updates cost the same for a long history as for a short one: an
+appended message redraws the last page (and, rarely, the page before it,
+where the card that folds or the card it answers sits), never the others.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class HistoryView(W.VBox):
             self.add_class(name)
         self._summary = W.HTML()
         self._selection = W.HTML()  # a <style> that pins the selected pair
-        self.pages = W.VBox()  # each page is a VBox of up to PAGE cards
+        self.pages = W.VBox()  # each page is one HTML widget holding up to PAGE cards
         # In a LoopView this box scrolls on its own and stays at its end (CSS in
         # render.STYLE), so the current turn is beside the controls however long
         # the history; alone, the history simply flows down the page.
@@ -79,8 +80,8 @@ class HistoryView(W.VBox):
 
     # -- reading the view ---------------------------------------------------------
     @property
-    def cards(self) -> tuple[W.HTML, ...]:
-        """Every card, in history order (one HTML widget per message)."""
+    def cards(self) -> tuple[str, ...]:
+        """Every card's HTML, in history order (one per message)."""
         return tuple(self._cards)
 
     @property
@@ -106,6 +107,7 @@ class HistoryView(W.VBox):
             dispose(page)
         for i in range(len(self.messages)):
             self._add(i)
+        self._flush()
         self._show_summary()
 
     def refresh(self) -> None:
@@ -118,6 +120,7 @@ class HistoryView(W.VBox):
             return
         for i in range(n, len(self.messages)):
             self._add(i)
+        self._flush()
         self._show_summary()
 
     def select(self, tool_id: str | None) -> None:
@@ -135,6 +138,7 @@ class HistoryView(W.VBox):
         elif event.kind == "append":
             if event.data.get("index") == len(self._cards):
                 self._add(len(self._cards))
+                self._flush()
                 self._show_summary()
             else:
                 self.refresh()
@@ -143,7 +147,8 @@ class HistoryView(W.VBox):
 
     # -- building cards ---------------------------------------------------------
     def _clear(self) -> None:
-        self._cards: list[W.HTML] = []
+        self._cards: list[str] = []
+        self._dirty: set[int] = set()  # pages to draw again
         self._seen: list[Any] = []
         self._marks = Marks(runs_of(self.loop))
         self.select(None)
@@ -152,19 +157,33 @@ class HistoryView(W.VBox):
         changed, earlier = self._marks.add(self.messages, i)
         n = i + 1
         if (changed or earlier) and self._cards:  # the card before: answered now, or flagged
-            self._cards[-1].value = self._card(i - 1, n)
+            self._set(i - 1, self._card(i - 1, n))
         folding = i - OPEN_LAST
         if folding > 0 and folding != i - 1:  # it leaves the current turn: fold it
-            self._cards[folding].value = self._card(folding, n)
-        card = W.HTML(self._card(i, n))
-        card.add_class("al-cardbox")
-        self._cards.append(card)
+            self._set(folding, self._card(folding, n))
+        self._cards.append("")
+        self._set(i, self._card(i, n))
         self._seen.append(self.messages[i])
-        pages = self.pages.children
-        if pages and len(pages[-1].children) < PAGE:
-            pages[-1].children = pages[-1].children + (card,)
-        else:
-            self.pages.children = pages + (W.VBox([card]),)
+
+    def _set(self, i: int, html: str) -> None:
+        self._cards[i] = html
+        self._dirty.add(i // PAGE)
+
+    def _flush(self) -> None:
+        """Draw the pages whose cards changed; add new pages in one step."""
+        pages = list(self.pages.children)
+        for k in sorted(self._dirty):
+            cards = self._cards[k * PAGE : (k + 1) * PAGE]
+            html = "".join(f'<div class="al-cardbox">{c}</div>' for c in cards)
+            if k < len(pages):
+                pages[k].value = html
+            else:
+                page = W.HTML(html)
+                page.add_class("al-page")
+                pages.append(page)
+        self._dirty.clear()
+        if len(pages) != len(self.pages.children):
+            self.pages.children = tuple(pages)
 
     def _card(self, i: int, n: int) -> str:
         return card_html(self.messages, i, self._marks, open=is_open(i, n))
