@@ -97,7 +97,7 @@ def build(n: int) -> float:
 
 SETUP = """\
 import sys
-sys.path.insert(0, {here!r})
+sys.path[:0] = [{root!r}, {here!r}]  # this checkout's agentlab, and this script
 from widgets import history, tool_turn
 import agentlab as al
 from agentlab.widgets import HistoryView
@@ -146,7 +146,7 @@ def browser() -> None:
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
 
     cells = [
-        SETUP.format(here=str(here)),
+        SETUP.format(root=str(here.parent), here=str(here)),
         "v20 = HistoryView(small); v20",
         "v2000 = HistoryView(large); v2000",
         "small += tool_turn(999_999)[:1]; v20.refresh()",
