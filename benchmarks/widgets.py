@@ -150,8 +150,72 @@ IDLE_JS = """async () => {
 
 def _frames(label: str, frames: list[float]) -> None:
     frames = sorted(frames)
+    p95 = frames[int(len(frames) * 0.95)]
+    slow = sum(f > 50 for f in frames)
+    print(
+        f"{label}: median frame {statistics.median(frames):.1f} ms, "
+        f"p95 {p95:.1f} ms, {slow} of {len(frames)} frames over 50 ms"
+    )
+
+
+def browser() -> None:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here.parent))
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
+
+    cells = [
+        SETUP.format(root=str(here.parent), here=str(here)),
+        "v20 = HistoryView(small); v20",
+        "v2000 = HistoryView(large); v2000",
+        "small += tool_turn(999_999)[:1]; v20.refresh()",
+        "large += tool_turn(999_999)[:1]; v2000.refresh()",
+    ]
+    with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
+        lab = start_lab(Path(tmp))
+        pw = sync_playwright().start()
+        try:
+            chromium = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            page = chromium.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(300_000)
+            lab.write_notebook("bench.ipynb", cells)
+            lab.open_notebook(page, "bench.ipynb")
+            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
+            ms(0, 0, 0)  # imports
+            open20, open2000 = ms(1, 1, 21), ms(2, 2, 2001)
+            add20, add2000 = ms(3, 1, 22), ms(4, 2, 2002)
+            idle = page.evaluate(IDLE_JS)
+            frames = page.evaluate(SCROLL_JS, 2)
+            chromium.close()
+        finally:
+            pw.stop()
+            stop_lab(lab)
+    print("\nin Chromium (performance.now(), from running the cell to the last card drawn):")
+    print(f"open a view of   21 messages: {open20:8.0f} ms")
+    print(f"open a view of 2001 messages: {open2000:8.0f} ms   ratio {open2000 / open20:.1f}")
+    print(f"append one message,   21: {add20:8.0f} ms")
+    print(
+        f"append one message, 2001: {add2000:8.0f} ms   ratio {add2000 / add20:.2f}  (target <= 2)"
+    )
     _frames("frames with nothing to do (this machine)", idle)
     _frames("frames while scrolling the 2001-message view", frames)
+
+
+def main() -> None:
+    per_append(20)  # warm up: imports, markdown parser
+    small, large = [], []
+    for _ in range(REPEATS):  # side by side, so load on the machine hits both alike
+        small.append(per_append(20))
+        large.append(per_append(2000))
+    s, big = statistics.median(small), statistics.median(large)
+    print(f"append one message, view of   20 messages: {s * 1e3:7.3f} ms")
+    print(f"append one message, view of 2000 messages: {big * 1e3:7.3f} ms")
+    print(f"ratio 2000/20: {big / s:.2f}  (target <= 2)")
+    builds = [build(500) for _ in range(3)]
+    print(f"build a view of 500 messages: {statistics.median(builds):.2f} s")
 
 
 if __name__ == "__main__":
