@@ -131,7 +131,7 @@ def test_confirm_mode_deny_reaches_the_model(lab: Any, page: Any) -> None:
     expect(result_card).to_contain_text("is_error")
     next_stage.click()  # request: the model reads the denial
     expect(view.locator(".al-card-assistant")).to_have_count(2)
-    expect(view.locator("table.al-pairs")).to_contain_text("✗ error")
+    expect(view.locator("table.al-pairs")).to_contain_text("✗ denied")
 
 
 SLOW = """\

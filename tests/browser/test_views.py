@@ -290,6 +290,7 @@ view4
     reset.focus()
     page.keyboard.press("Enter")
     expect(view.locator(".al-card")).to_have_count(1)
+    expect(view.get_by_role("button", name="Run to end")).to_be_enabled()
     page.keyboard.press("Shift+Tab")
     focused = page.evaluate("() => document.activeElement && document.activeElement.textContent")
     assert "Run to end" in focused
