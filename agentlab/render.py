@@ -860,7 +860,12 @@ def tokens_svg(turn_usage: Sequence[Mapping[str, int]], width: int = 380, height
         for n, u in shown
     ]
     top = max([max(v.values()) for _, v in values] + [1])
-    left, right, top_pad, bottom = max(36, 10 + 7 * len(str(top))), 8, 22, 18  # room for the top label
+    left, right, top_pad, bottom = (
+        max(36, 10 + 7 * len(str(top))),
+        8,
+        22,
+        18,
+    )  # room for the top label
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     group = plot_w / len(values)
     bar = max(3.0, min(14.0, group / 4))

@@ -414,16 +414,18 @@ class LoopView(W.VBox):
 
         The text also appears in a box under the button (select it and copy by
         hand if the browser refused the clipboard). Returns the JSON."""
-        from IPython.display import Javascript
-
         data = json.dumps(self.loop.messages, ensure_ascii=False, indent=1, default=str)
         literal = json.dumps(data).replace("</", "<\\/")  # a JS string: no text of ours runs
-        self.copy_out.outputs = ()
-        self.copy_out.append_display_data(
-            Javascript(f"navigator.clipboard && navigator.clipboard.writeText({literal});")
-        )
+        code = f"navigator.clipboard && navigator.clipboard.writeText({literal});"
         note = tn("view.copy.done", len(self.loop.messages), size=f"{len(data) / 1000:.1f} kB")
-        self.copy_out.append_stdout(note + "\n")
+        self.copy_out.outputs = (  # the output a kernel would send, built by hand
+            {
+                "output_type": "display_data",
+                "data": {"application/javascript": code, "text/plain": note},
+                "metadata": {},
+            },
+            {"output_type": "stream", "name": "stdout", "text": note + "\n"},
+        )
         self.copy_text.value = data
         self.copy_text.layout.display = "block"
         return data

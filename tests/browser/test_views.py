@@ -162,6 +162,12 @@ def test_text_contrast_reaches_wcag_aa_in_light_and_dark(lab: Any, page: Any, th
         assert report["low"] == [], f"{theme}: text under 4.5:1: {report['low']}"
     if light == "false":
         views.nth(0).screenshot(path=str(IMAGES / "loopview-dark.png"))
+        # the theme is a setting of the shared Lab: put the default back for later tests
+        page.evaluate(
+            "() => window.jupyterapp.commands.execute('apputils:change-theme', "
+            "{theme: 'JupyterLab Light'})"
+        )
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
 
 
 WIDTHS = [(700, True), (700, False), (900, True), (900, False), (1400, True), (1400, False)]
@@ -193,7 +199,7 @@ def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
         assert overflow <= 1, f"{where}: the view is {overflow}px wider than its cell"
     page.set_viewport_size({"width": 900, "height": 1700})  # the picture for the docs
     sidebar(page, True)
-    view.scroll_into_view_if_needed()
+    view.evaluate("(v) => v.scrollIntoView()")
     view.screenshot(path=str(IMAGES / "loopview-900-sidebar.png"))
 
 
