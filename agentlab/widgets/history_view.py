@@ -12,11 +12,18 @@ trip to the kernel, and in nbviewer too); ``view.select(tool_use_id)`` pins
 one from Python. A rule the history breaks (an unanswered tool_use, a result
 nobody asked for, ...) is flagged on the card, in the API's own words.
 
-Each card is one HTML widget, drawn by the same function as the widget-free
-HTML (``render.card_html``). Live updates cost the same for a long history as
-for a short one: an appended message adds one card, and at most redraws the
-card before it (its tool calls are now answered, or flagged). Cards sit in
-pages of 50, so an append reassigns one small page's ``children``.
+Earlier turns fold: every card but the first (the task) and the last three
+(the current turn) shows one line, and opens with a click. Long text and
+output fold too ("show N more lines"). A call the person edited or denied
+(in a LoopView's confirm mode) says so on its card, with what really ran.
+
+Cards are drawn by the same function as the widget-free HTML
+(``agentlab.render.card_html``) and sit in pages of 50: one HTML widget per
+page, not per card, so a history of 2,000 messages is 40 widgets for the
+browser to build, not 2,000 (each widget is a model, a view and a comm).
+Live updates cost the same for a long history as for a short one: an
+appended message redraws the last page (and, rarely, the page before it,
+where the card that folds or the card it answers sits), never the others.
 """
 
 from __future__ import annotations
@@ -28,8 +35,18 @@ import ipywidgets as W
 
 from agentlab.history import Problem
 from agentlab.loop import Event
+from agentlab.render import (
+    OPEN_LAST,
+    STYLE,
+    Marks,
+    Pair,
+    card_html,
+    is_open,
+    runs_of,
+    summary_html,
+    transcript_html,
+)
 from agentlab.widgets.base import dispose, source
-from agentlab.widgets.render import STYLE, Marks, Pair, card_html, summary_html, transcript_html
 
 __all__ = ["HistoryView"]
 
@@ -48,8 +65,13 @@ class HistoryView(W.VBox):
             self.add_class(name)
         self._summary = W.HTML()
         self._selection = W.HTML()  # a <style> that pins the selected pair
-        self.pages = W.VBox()  # each page is a VBox of up to PAGE cards
-        self.children = (W.HTML(STYLE), self._selection, self._summary, self.pages)
+        self.pages = W.VBox()  # each page is one HTML widget holding up to PAGE cards
+        # In a LoopView this box scrolls on its own and stays at its end (CSS in
+        # render.STYLE), so the current turn is beside the controls however long
+        # the history; alone, the history simply flows down the page.
+        scroller = W.VBox([self.pages])
+        scroller.add_class("al-scroll")
+        self.children = (W.HTML(STYLE), self._selection, self._summary, scroller)
         self.selected: str | None = None  # the pinned pair's tool_use id
         self._clear()
         self.rebuild()
@@ -58,8 +80,8 @@ class HistoryView(W.VBox):
 
     # -- reading the view ---------------------------------------------------------
     @property
-    def cards(self) -> tuple[W.HTML, ...]:
-        """Every card, in history order (one HTML widget per message)."""
+    def cards(self) -> tuple[str, ...]:
+        """Every card's HTML, in history order (one per message)."""
         return tuple(self._cards)
 
     @property
@@ -85,6 +107,7 @@ class HistoryView(W.VBox):
             dispose(page)
         for i in range(len(self.messages)):
             self._add(i)
+        self._flush()
         self._show_summary()
 
     def refresh(self) -> None:
@@ -97,6 +120,7 @@ class HistoryView(W.VBox):
             return
         for i in range(n, len(self.messages)):
             self._add(i)
+        self._flush()
         self._show_summary()
 
     def select(self, tool_id: str | None) -> None:
@@ -107,9 +131,14 @@ class HistoryView(W.VBox):
         self._selection.value = f"<style>{rule}{{{_SELECTED}}}</style>" if pair else ""
 
     def _on_event(self, event: Event) -> None:
-        if event.kind == "append":
+        if event.kind == "tool_end":  # what really ran: shown once the results are in
+            use = event.data.get("tool_use")
+            key = str(use.get("id") if isinstance(use, dict) else getattr(use, "id", None))
+            self._marks.runs[key] = event.data
+        elif event.kind == "append":
             if event.data.get("index") == len(self._cards):
                 self._add(len(self._cards))
+                self._flush()
                 self._show_summary()
             else:
                 self.refresh()
@@ -118,24 +147,46 @@ class HistoryView(W.VBox):
 
     # -- building cards ---------------------------------------------------------
     def _clear(self) -> None:
-        self._cards: list[W.HTML] = []
+        self._cards: list[str] = []
+        self._dirty: set[int] = set()  # pages to draw again
         self._seen: list[Any] = []
-        self._marks = Marks()
+        self._marks = Marks(runs_of(self.loop))
         self.select(None)
 
     def _add(self, i: int) -> None:
         changed, earlier = self._marks.add(self.messages, i)
+        n = i + 1
         if (changed or earlier) and self._cards:  # the card before: answered now, or flagged
-            self._cards[-1].value = card_html(self.messages, i - 1, self._marks)
-        card = W.HTML(card_html(self.messages, i, self._marks))
-        card.add_class("al-cardbox")
-        self._cards.append(card)
+            self._set(i - 1, self._card(i - 1, n))
+        folding = i - OPEN_LAST
+        if folding > 0 and folding != i - 1:  # it leaves the current turn: fold it
+            self._set(folding, self._card(folding, n))
+        self._cards.append("")
+        self._set(i, self._card(i, n))
         self._seen.append(self.messages[i])
-        pages = self.pages.children
-        if pages and len(pages[-1].children) < PAGE:
-            pages[-1].children = pages[-1].children + (card,)
-        else:
-            self.pages.children = pages + (W.VBox([card]),)
+
+    def _set(self, i: int, html: str) -> None:
+        self._cards[i] = html
+        self._dirty.add(i // PAGE)
+
+    def _flush(self) -> None:
+        """Draw the pages whose cards changed; add new pages in one step."""
+        pages = list(self.pages.children)
+        for k in sorted(self._dirty):
+            cards = self._cards[k * PAGE : (k + 1) * PAGE]
+            html = "".join(f'<div class="al-cardbox">{c}</div>' for c in cards)
+            if k < len(pages):
+                pages[k].value = html
+            else:
+                page = W.HTML(html)
+                page.add_class("al-page")
+                pages.append(page)
+        self._dirty.clear()
+        if len(pages) != len(self.pages.children):
+            self.pages.children = tuple(pages)
+
+    def _card(self, i: int, n: int) -> str:
+        return card_html(self.messages, i, self._marks, open=is_open(i, n))
 
     def _show_summary(self) -> None:
         n_problems = sum(len(v) for v in self._marks.problems.values())
@@ -143,7 +194,7 @@ class HistoryView(W.VBox):
 
     # -- display --------------------------------------------------------------------
     def _repr_html_(self) -> str:
-        return transcript_html(self.messages)
+        return transcript_html(self.messages, runs=self._marks.runs)
 
     def __repr__(self) -> str:
         return f"HistoryView(messages={len(self._cards)}, pairs={len(self._marks.pairs)})"

@@ -5,8 +5,14 @@
 
 The lesson's diagram with the next stage lit up; buttons **Next stage**,
 **Run turn**, **Run to end**, **Reset** and **Stop**; the last Decision with
-its stop reason; a turn counter; tokens per turn; the model's text as it
-streams in; the history (one card per message) and the table of tool pairs.
+its stop reason; a turn counter; tokens per turn with running totals and
+cost; the model's text as it streams in; the history (one card per message,
+earlier turns folded) and the table of tool pairs; **Copy history as JSON**.
+
+Layout: two columns (diagram and decision; history) that wrap into one on a
+narrow screen (flex-wrap, no fixed widths). Whatever needs an answer (the
+approval panel, a turn-limit or budget stop with its **Continue** button, an
+error) sits right under the buttons, so it is on screen wherever they are.
 
 How clicks drive the loop
 -------------------------
@@ -61,30 +67,36 @@ from typing import Any
 
 import ipywidgets as W
 
+from agentlab.diagram import diagram_svg
 from agentlab.errors import RequestError
 from agentlab.history import HistoryError
 from agentlab.i18n import t
 from agentlab.loop import Event
-from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
-from agentlab.widgets.base import dispose
-from agentlab.widgets.diagram import diagram_svg
-from agentlab.widgets.history_view import HistoryView
-from agentlab.widgets.pairing_view import PairingView
-from agentlab.widgets.render import (
+from agentlab.render import (
     STYLE,
     block_html,
     decision_html,
+    ended_text,
     error_html,
     escape,
     pairing_table_html,
+    role_of,
+    runs_of,
     section,
+    tn,
     tokens_html,
+    totals_html,
     transcript_html,
 )
+from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
+from agentlab.widgets.base import dispose
+from agentlab.widgets.history_view import HistoryView
+from agentlab.widgets.pairing_view import PairingView
 
 __all__ = ["LoopView"]
 
 Goal = str  # "stage", "turn" or "end": how far the current click wants to go
+LIMITED = ("turn_limit", "budget")  # endings a person can lift with Continue
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -117,15 +129,14 @@ class _Ticker:
             self._thread = None
 
 
-def _button(key: str, icon: str, style: str = "", width: str = "auto") -> W.Button:
-    b = W.Button(
+def _button(key: str, icon: str, style: str = "") -> W.Button:
+    return W.Button(
         description=t(key),
         tooltip=t(key + ".tip"),
         icon=icon,
         button_style=style,
-        layout=W.Layout(width=width, min_width="96px"),
+        layout=W.Layout(width="auto", min_width="96px"),
     )
-    return b
 
 
 class LoopView(W.VBox):
@@ -149,6 +160,8 @@ class LoopView(W.VBox):
             confirm = isinstance(approve, Policy) and (
                 approve.mode == "confirm" or bool(approve.ask)
             )
+        # what Continue adds to a limit the loop reached
+        self._limits = (loop.max_turns, loop.max_total_tokens, loop.max_cost)
         self.history = HistoryView(loop)
         self.pairings = PairingView(loop)
 
@@ -173,50 +186,67 @@ class LoopView(W.VBox):
         self.run_button.on_click(lambda _: self._go("end", from_click=True))
         self.reset_button.on_click(lambda _: self.reset())
         self.stop_button.on_click(lambda _: self.stop())
-        # left column: diagram, what the next stage does, decision, tokens
-        self.diagram = W.HTML()
-        self.about = W.HTML()
-        self.decision = W.HTML(decision_html(loop.decision))
-        self.tokens = W.HTML()
-        # right column: approval, error, streamed text, results waiting to be appended
+        keys = W.HTML(f'<div class="al-keys">{t("view.keys")}</div>')  # our own markup
+        # under the controls: what needs an answer (approval, a limit reached, an error)
         self.approval_info = W.HTML()
         self.approve_button = _button("view.approval.approve", "check", "success")
         self.deny_button = _button("view.approval.deny", "times", "danger")
         self.deny_reason = W.Text(
-            placeholder=t("view.approval.reason"), layout=W.Layout(flex="1 1 auto")
+            placeholder=t("view.approval.reason"), layout=W.Layout(flex="1 1 160px", min_width="0")
         )
-        self.edit_input = W.Textarea(rows=2, layout=W.Layout(flex="1 1 auto"))
+        self.edit_input = W.Textarea(rows=2, layout=W.Layout(flex="1 1 200px", min_width="0"))
         self.edit_button = _button("view.approval.edit", "pencil", "warning")
         self.approve_button.on_click(lambda _: self.answer(Verdict.approve()))
         self.deny_button.on_click(
             lambda _: self.answer(Verdict.deny(self.deny_reason.value.strip()))
         )
         self.edit_button.on_click(lambda _: self._answer_edit())
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start")
         self.approval = W.VBox(
             [
                 self.approval_info,
-                W.HBox([self.approve_button, self.deny_button, self.deny_reason]),
+                W.HBox([self.approve_button, self.deny_button, self.deny_reason], layout=wrap),
                 W.HTML(f'<div class="al-muted">{escape(t("view.approval.edit_label"))}</div>'),
-                W.HBox(
-                    [self.edit_input, self.edit_button], layout=W.Layout(align_items="flex-start")
-                ),
+                W.HBox([self.edit_input, self.edit_button], layout=wrap),
             ],
             layout=W.Layout(display="none"),
         )
         self.approval.add_class("al-approval")
+        self.ended_info = W.HTML()
+        self.continue_button = _button("view.button.continue", "play", "primary")
+        self.continue_button.on_click(lambda _: self.continue_run(from_click=True))
+        self.ended_box = W.HBox(
+            [self.ended_info, self.continue_button],
+            layout=W.Layout(display="none", flex_flow="row wrap", align_items="center"),
+        )
+        self.ended_box.add_class("al-ended")
         self.error = W.HTML()
+        # left column: diagram, what the next stage does, decision, tokens
+        self.diagram = W.HTML()
+        self.diagram.add_class("al-diagram")
+        self.about = W.HTML()
+        self.decision = W.HTML(decision_html(loop.decision))
+        self.tokens = W.HTML()
+        # right column: streamed text, results waiting to be appended, history, pairs
         self.stream_box = W.HTML(layout=W.Layout(display="none"))
         self.results_box = W.HTML()
         self.ask_input = W.Text(
-            placeholder=t("view.ask.placeholder"), layout=W.Layout(flex="1 1 auto")
+            placeholder=t("view.ask.placeholder"), layout=W.Layout(flex="1 1 auto", min_width="0")
         )
+        self.ask_input.on_msg(self._on_ask_key)  # Enter in the box: the widget's "submit"
         self.ask_button = _button("view.ask.button", "comment")
-        self.ask_button.on_click(lambda _: self.ask(self.ask_input.value))
+        self.ask_button.on_click(lambda _: self.ask(self.ask_input.value, from_click=True))
         self.ask_row = W.HBox([self.ask_input, self.ask_button], layout=W.Layout(display="none"))
+        self.copy_button = _button("view.copy", "copy")
+        self.copy_button.on_click(lambda _: self.copy_json())
+        self.copy_out = W.Output()
+        self.copy_text = W.Textarea(layout=W.Layout(display="none", width="100%", height="8em"))
 
         header = W.HBox(
             [self.title, self.turn_label],
-            layout=W.Layout(justify_content="space-between", align_items="baseline"),
+            layout=W.Layout(
+                justify_content="space-between", align_items="baseline", flex_flow="row wrap"
+            ),
         )
         buttons = W.HBox(
             [
@@ -236,28 +266,37 @@ class LoopView(W.VBox):
         )
         left = W.VBox(
             [self.diagram, self.about, self.decision, self.tokens],
-            layout=W.Layout(width="430px", min_width="430px", margin="0 16px 0 0"),
+            layout=W.Layout(flex="0 1 420px", min_width="0"),
         )
         history_title = W.HTML(f'<div class="al-section">{escape(t("view.history.title"))}</div>')
         right = W.VBox(
             [
-                self.approval,
-                self.error,
                 self.stream_box,
                 self.results_box,
                 history_title,
                 self.history,
                 self.ask_row,
                 self.pairings,
+                W.HBox([self.copy_button, self.copy_out]),
+                self.copy_text,
             ],
-            layout=W.Layout(flex="1 1 auto", min_width="0", width="auto"),
+            layout=W.Layout(flex="1 1 340px", min_width="0"),
         )
+        columns = W.HBox(
+            [left, right],
+            layout=W.Layout(flex_flow="row wrap", align_items="flex-start", margin="8px 0 0 0"),
+        )
+        columns.add_class("al-columns")
         self.children = (
             W.HTML(STYLE),
             header,
             controls,
+            keys,
             self.status,
-            W.HBox([left, right], layout=W.Layout(align_items="flex-start", margin="8px 0 0 0")),
+            self.approval,
+            self.ended_box,
+            self.error,
+            columns,
         )
 
         self._goal: Goal | None = None
@@ -276,6 +315,7 @@ class LoopView(W.VBox):
             with contextlib.suppress(RuntimeError):
                 self._main_loop = asyncio.get_running_loop()
         loop.subscribe(self._on_event)
+        self.tokens.value = self._tokens_html()
         self._update()
 
     # -- state, for reading and for tests -------------------------------------------
@@ -313,25 +353,26 @@ class LoopView(W.VBox):
     def stop(self) -> None:
         """Stop before the next stage; interrupt a stage running on the main thread
         (when this click is handled while it runs); while waiting for approval,
-        stop asking."""
+        stop asking: the panel goes away and the call stays unrun (Next stage asks again)."""
         self._stop_requested = True
         kill = getattr(signal, "pthread_kill", None)  # POSIX only
         elsewhere = threading.current_thread() is not threading.main_thread()
         if self._in_stage and elsewhere and kill is not None:
             kill(threading.main_thread().ident, signal.SIGINT)  # what the kernel's ■ does
         if self._waiting:
-            self._waiting = []
-            self._verdicts = None
-            self._end(t("view.stopped", stage=t(f"stage.{self.loop.stage}")))
+            self._waiting, self._verdicts = [], None
+            self.approval.layout.display = "none"
+            self._end(t("view.stopped.approval"))
 
     def reset(self) -> None:
         """Put the history back as it was when the loop was made, and start over."""
         self._waiting, self._verdicts, self._goal = [], None, None
+        self.approval.layout.display = "none"
         self.loop.reset()  # the views hear "reset" and redraw
 
-    def ask(self, text: str) -> None:
-        """Add a follow-up user message and get ready to run again."""
-        if not text.strip():
+    def ask(self, text: str, run: bool = True, from_click: bool = False) -> None:
+        """Add a follow-up user message and (``run=True``) run the loop on it."""
+        if not text.strip() or self._busy or self._waiting:
             return
         try:
             self.loop.ask(text)
@@ -341,6 +382,53 @@ class LoopView(W.VBox):
         self.ask_input.value = ""
         self._note = ""
         self._update()
+        if run:
+            self._go("end", from_click=from_click)
+
+    def _on_ask_key(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self.ask(self.ask_input.value, from_click=True)
+
+    def continue_run(self, from_click: bool = False) -> None:
+        """After a turn limit or budget stop: allow as many turns (or as much budget)
+        again, and run on."""
+        loop = self.loop
+        if loop.stage != "done" or loop.ended not in LIMITED or self._busy:
+            return
+        turns, tokens, cost = self._limits
+        if loop.ended == "turn_limit":
+            loop.max_turns += turns
+        if loop.ended == "budget":  # the same budget again, on top of what is used
+            from agentlab.usage import estimate_cost, totals
+
+            if tokens is not None:
+                loop.max_total_tokens = totals(loop)["total_tokens"] + tokens
+            if cost is not None:
+                loop.max_cost = (estimate_cost(loop).dollars or 0.0) + cost
+        loop.stage, loop.ended, loop.explanation = "request", None, ""
+        self._note = ""
+        self._go("end", from_click=from_click)
+
+    def copy_json(self) -> str:
+        """Copy the history, as the JSON the API is sent, to the browser's clipboard.
+
+        The text also appears in a box under the button (select it and copy by
+        hand if the browser refused the clipboard). Returns the JSON."""
+        data = json.dumps(self.loop.messages, ensure_ascii=False, indent=1, default=str)
+        literal = json.dumps(data).replace("</", "<\\/")  # a JS string: no text of ours runs
+        code = f"navigator.clipboard && navigator.clipboard.writeText({literal});"
+        note = tn("view.copy.done", len(self.loop.messages), size=f"{len(data) / 1000:.1f} kB")
+        self.copy_out.outputs = (  # the output a kernel would send, built by hand
+            {
+                "output_type": "display_data",
+                "data": {"application/javascript": code, "text/plain": note},
+                "metadata": {},
+            },
+            {"output_type": "stream", "name": "stdout", "text": note + "\n"},
+        )
+        self.copy_text.value = data
+        self.copy_text.layout.display = "block"
+        return data
 
     def answer(self, verdict: Verdict) -> None:
         """The person's answer for the tool call shown (confirm mode)."""
@@ -359,6 +447,7 @@ class LoopView(W.VBox):
             self._advance()
 
     def _answer_edit(self) -> None:
+        """Run edited: the input as edited. Unchanged, it is a plain approval."""
         if not self._waiting:
             return
         original = _get(self._waiting[0], "input")
@@ -374,7 +463,7 @@ class LoopView(W.VBox):
             if not isinstance(new, dict):
                 self._show_approval(problem=t("view.approval.bad_json", error="not a JSON object"))
                 return
-        self.answer(Verdict.edit(new))
+        self.answer(Verdict.approve() if new == original else Verdict.edit(new))
 
     # -- running stages --------------------------------------------------------------
     def _go(self, goal: Goal, from_click: bool = False) -> None:
@@ -489,8 +578,9 @@ class LoopView(W.VBox):
             with self._interruptible():
                 loop.step()
             return True
-        except KeyboardInterrupt as e:  # the kernel's interrupt, or Interrupted from a tool
-            self._note = t("loop.interrupted") if hasattr(e, "results") else t("view.interrupted")
+        except KeyboardInterrupt:  # the kernel's interrupt, or Interrupted from a tool
+            if loop.stage != "done":  # the loop did not record it: nothing changed
+                self._note = t("view.interrupted", stage=t(f"stage.{stage}"))
             return False
         except (RequestError, HistoryError) as e:
             self.error.value = error_html(e)
@@ -589,9 +679,7 @@ class LoopView(W.VBox):
             self.stream_box.value = f'<div class="al-stream">{title}{escape(self._streamed)}</div>'
         elif kind == "response":
             self.stream_box.layout.display = "none"
-            self.tokens.value = tokens_html(self.loop.turn_usage)
-        elif kind == "decision":
-            self.decision.value = decision_html(data["decision"])
+            self.tokens.value = self._tokens_html()
         elif kind == "tool_start":
             use = data.get("tool_use")
             call = {"name": _get(use, "name"), "input": data.get("input")}
@@ -603,22 +691,36 @@ class LoopView(W.VBox):
             self.results_box.value = ""
         elif kind == "reset":
             self._note, self._streamed = "", ""
-            for box in (self.tokens, self.error, self.results_box):
+            for box in (self.error, self.results_box):
                 box.value = ""
-            self.decision.value = decision_html(None)
+            self.tokens.value = self._tokens_html()
             self.stream_box.layout.display = "none"
             self.approval.layout.display = "none"
             self._update()
 
     def _show_results(self, results: list[dict[str, Any]]) -> None:
-        parts = [
-            block_html(r, self.history.pair(r.get("tool_use_id")), t("view.results.note"))
-            for r in results
-        ]
+        runs = runs_of(self.loop)
+        parts = []
+        for r in results:
+            key = str(r.get("tool_use_id"))
+            note = t("view.results.note")
+            run = runs.get(key)
+            if run and run.get("verdict") in ("edited", "denied"):
+                note = t(f"view.run.{run['verdict']}") + " · " + note
+            parts.append(block_html(r, self.history.pair(key), note))
         title = section(t("view.results.title"))
         self.results_box.value = f'<div class="al-panel">{title}{"".join(parts)}</div>'
 
     # -- drawing ----------------------------------------------------------------------
+    def _tokens_html(self) -> str:
+        loop = self.loop
+        if not loop.turn_usage:
+            return ""
+        from agentlab.usage import estimate_cost
+
+        cost = estimate_cost(loop)
+        return tokens_html(loop.turn_usage, totals_html(loop.usage, cost.dollars, cost.model))
+
     def _show_elapsed(self, seconds: float) -> None:
         text = t("view.running", what=self._activity, seconds=seconds)
         self.status.value = f'<div class="al-status">◷ {escape(text)}</div>'
@@ -630,9 +732,10 @@ class LoopView(W.VBox):
         elif self._note:
             text = f'<span class="al-wait">■ {escape(self._note)}</span>'
         elif loop.stage == "done":
-            done = t("view.done", reason=loop.stop_reason)
-            why = loop.explanation or str(loop.stop_reason)
-            text = f'<span class="al-ok">✓ {escape(done)}</span> {escape(why)}'
+            css, mark = ("al-ok", "✓") if loop.ended in (None, "model") else ("al-wait", "■")
+            done = ended_text(loop.ended, loop.stop_reason)
+            why = "" if loop.ended in LIMITED else escape(loop.explanation)  # the box says it
+            text = f'<span class="{css}">{mark} {escape(done)}</span> {why}'
         elif self.error.value:
             text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
         else:
@@ -642,12 +745,16 @@ class LoopView(W.VBox):
     def _update(self) -> None:
         loop = self.loop
         stage = loop.stage
-        self.diagram.value = diagram_svg(stage)
+        self.diagram.value = diagram_svg(stage, ended=loop.ended)
         next_stage = t("view.next", stage=t(f"stage.{stage}"))
         about = t(f"stage.{stage}.about")
         self.about.value = (
             f'<div class="al-about"><b>{escape(next_stage)}</b> {escape(about)}</div>'
         )
+        if stage == "decide":  # the reply is in, not decided yet
+            self.decision.value = decision_html(None, answered=str(loop.stop_reason))
+        else:
+            self.decision.value = decision_html(loop.decision)
         self.turn_label.value = f'<div class="al-status">{escape(self._turn_text())}</div>'
         if not self._busy:
             self.status.value = self._status_html()
@@ -657,29 +764,40 @@ class LoopView(W.VBox):
         self.reset_button.disabled = self._busy
         self.stop_button.disabled = not stuck
         self.ask_row.layout.display = "flex" if stage == "done" and not stuck else "none"
+        limited = stage == "done" and loop.ended in LIMITED and not stuck
+        if limited:
+            why = escape(ended_text(loop.ended, loop.stop_reason))
+            self.ended_info.value = f"<b>■ {why}</b> {escape(loop.explanation)}"
+        self.ended_box.layout.display = "flex" if limited else "none"
+        if not self._waiting:
+            self.approval.layout.display = "none"
 
     # -- display ----------------------------------------------------------------------
     def _repr_html_(self) -> str:
         loop = self.loop
+        runs = runs_of(loop)
         left = (
-            f'<div style="flex:0 0 430px">{diagram_svg(loop.stage)}'
-            f"{decision_html(loop.decision)}{tokens_html(loop.turn_usage)}</div>"
+            f'<div class="al-left"><div class="al-diagram">{diagram_svg(loop.stage, ended=loop.ended)}</div>'
+            f"{decision_html(loop.decision)}{self._tokens_html()}</div>"
         )
         right = (
-            f'<div style="flex:1 1 auto;min-width:0">'
-            f"{transcript_html(loop.messages, with_style=False, with_pairs=False)}"
-            f"{pairing_table_html(loop.messages, loop.durations)}</div>"
+            f'<div class="al-right">'
+            f"{transcript_html(loop.messages, with_style=False, with_pairs=False, runs=runs)}"
+            f"{pairing_table_html(loop.messages, loop.durations, runs)}</div>"
         )
         title = escape(t("view.loop.title"))
-        body = f'<div style="display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap">{left}{right}</div>'
         return (
-            f'{STYLE}<div class="al-root"><div class="al-title">{title}</div>'
-            f'<div class="al-status">{escape(self._turn_text())}</div>{body}</div>'
+            f'{STYLE}<div class="al-root al-loop"><div class="al-title">{title}</div>'
+            f'<div class="al-status">{escape(self._turn_text())}</div>'
+            f'{self._status_html()}<div class="al-columns">{left}{right}</div></div>'
         )
 
     def _turn_text(self) -> str:
+        """The turn number as the pairs table counts it (assistant replies in the history)."""
         loop = self.loop
-        return t("view.turn", n=loop.turns, max=loop.max_turns, m=len(loop.messages))
+        n = sum(1 for m in loop.messages if role_of(m) == "assistant")
+        messages = tn("view.count.messages", len(loop.messages))
+        return t("view.turn", n=n, max=loop.max_turns, messages=messages)
 
     def __repr__(self) -> str:
         loop = self.loop

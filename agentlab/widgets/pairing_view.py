@@ -4,7 +4,8 @@
 
 Columns: pair, turn, id, tool, input, result (ok / error / missing, or
 waiting while the results are not appended yet) and how long the tool ran
-(known only for calls the bound loop ran itself).
+(known only for calls the bound loop ran itself). For a bound loop, a call
+the person edited shows what really ran, and a denied one says "denied".
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import ipywidgets as W
 
 from agentlab.history import pairings
 from agentlab.loop import Event
+from agentlab.render import STYLE, pairing_table_html, runs_of
 from agentlab.widgets.base import source
-from agentlab.widgets.render import STYLE, pairing_table_html
 
 __all__ = ["PairingView"]
 
@@ -41,7 +42,7 @@ class PairingView(W.VBox):
 
     def _html(self) -> str:
         durations = getattr(self.loop, "durations", None)
-        return pairing_table_html(self.messages, durations)
+        return pairing_table_html(self.messages, durations, runs_of(self.loop))
 
     def _on_event(self, event: Event) -> None:
         if event.kind in ("append", "reset"):

@@ -319,11 +319,9 @@ def _stop(proc: subprocess.Popen[bytes], lab: Lab | None) -> None:
             proc.wait(timeout=5)
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """A JupyterLab server, hermetic in a temp dir, shared by the session."""
-    _require_browser_stack()
-    tmp = tmp_path_factory.mktemp("lab")
+def start_lab(tmp: Path) -> Lab:
+    """Start a hermetic JupyterLab server under ``tmp`` and wait until it answers.
+    Stop it with ``stop_lab`` (the benchmarks use these two as well)."""
     root = tmp / "root"
     root.mkdir()
     env = _hermetic_env(tmp)
@@ -367,16 +365,31 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 )
             try:
                 _http("GET", url + "/api/status", timeout=2)
-                break
+                return server
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"jupyter lab not ready after {LAB_START_TIMEOUT}s:\n{server.log_tail()}"
                     ) from None
                 time.sleep(0.2)
+    except BaseException:
+        _stop(proc, server)
+        raise
+
+
+def stop_lab(server: Lab) -> None:
+    _stop(server.proc, server)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A JupyterLab server, hermetic in a temp dir, shared by the session."""
+    _require_browser_stack()
+    server = start_lab(tmp_path_factory.mktemp("lab"))
+    try:
         yield server
     finally:
-        _stop(proc, server)
+        stop_lab(server)
 
 
 # --------------------------------------------------------------------------- playwright

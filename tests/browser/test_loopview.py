@@ -71,7 +71,7 @@ def test_next_stage_through_one_turn(lab: Any, page: Any) -> None:
     expect(view.locator(".al-panel", has_text="Results ready to append")).to_contain_text("hello")
     next_stage.click()  # append: back to request
     expect(lit(view, "request")).to_have_count(1)
-    expect(view.locator('path[data-edge="append-request"][stroke="#d97706"]')).to_have_count(1)
+    expect(view.locator('path[data-edge="append-request"][data-hot="yes"]')).to_have_count(1)
 
     result_card = view.locator(".al-card-results")
     expect(result_card).to_have_count(1)
@@ -81,7 +81,7 @@ def test_next_stage_through_one_turn(lab: Any, page: Any) -> None:
     result_block = history.locator(".al-card-results .al-pair-1")
     expect(history.locator(".al-badge", has_text="⇄ 1")).to_have_count(2)  # tool_use, tool_result
     expect(view.locator("table.al-pairs")).to_contain_text("✓ ok")
-    expect(view).to_contain_text("turn 1 of at most 20 · 3 message(s)")
+    expect(view).to_contain_text("turn 1 (at most 20 per task) · 3 messages")
 
     lit_up = re.compile("inset")  # the pair's ring, drawn by CSS alone
     expect(use_block).not_to_have_css("box-shadow", lit_up)
@@ -131,7 +131,7 @@ def test_confirm_mode_deny_reaches_the_model(lab: Any, page: Any) -> None:
     expect(result_card).to_contain_text("is_error")
     next_stage.click()  # request: the model reads the denial
     expect(view.locator(".al-card-assistant")).to_have_count(2)
-    expect(view.locator("table.al-pairs")).to_contain_text("✗ error")
+    expect(view.locator("table.al-pairs")).to_contain_text("✗ denied")
 
 
 SLOW = """\

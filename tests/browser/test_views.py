@@ -1,0 +1,345 @@
+"""The views on real screens (JupyterLab + Chromium): layout, theme, state, folding.
+
+Each test writes a notebook that builds a view on an offline ScriptedClient,
+runs it in a real kernel and looks at what Chromium drew: sizes from
+``getBoundingClientRect``, colours from ``getComputedStyle`` (contrast worked
+out as WCAG 2 defines it), and clicks that go to the kernel and back.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+LESSONS = Path(__file__).resolve().parents[2] / "agentlab" / "notebooks"
+FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK on the first request
+
+PRELUDE = """\
+import tempfile
+import agentlab as al
+from agentlab.offline import ScriptedClient, text, tool_use
+from agentlab.tools.policy import Verdict
+
+workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
+"""
+
+# A run that shows every kind of row: thinking, an edited call, a denied one, a
+# failing one, tokens and totals, and a turn-limit stop with its Continue button.
+EVERYTHING = """\
+signature = "EqQBCkgIARAB" + "x" * 300
+client = ScriptedClient(lambda request: [
+    {"type": "thinking", "thinking": "", "signature": signature},
+    text("Let me check with **bash**."),
+    tool_use("bash", {"command": "ls; false"}),
+])
+loop = al.AgentLoop(client, "Look around.", tools=[al.bash_tool(cwd=workdir)], max_turns=3)
+view = al.LoopView(loop, confirm=True)
+view.run_to_end()
+view.answer(Verdict.edit({"command": "echo edited"}))
+view.answer(Verdict.deny("not now"))
+view.answer(Verdict.approve())
+view
+"""
+
+WAITING = """\
+client2 = ScriptedClient([[text("I'll list the files."), tool_use("bash", {"command": "ls -la"})], "Done."])
+loop2 = al.AgentLoop(client2, "What is here?", tools=[al.bash_tool(cwd=workdir)])
+view2 = al.LoopView(loop2, confirm=True)
+view2.run_turn()  # stops at the approval question
+view2
+"""
+
+CONTRAST_JS = """(root) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 1;
+    const ctx = canvas.getContext('2d', {willReadFrequently: true});
+    const rgba = (css) => {  // any CSS colour (rgb(), color(srgb ...), color-mix) as [r, g, b, a]
+        ctx.clearRect(0, 0, 1, 1);
+        ctx.fillStyle = 'rgba(0,0,0,0)';
+        ctx.fillStyle = css;
+        ctx.fillRect(0, 0, 1, 1);
+        const d = ctx.getImageData(0, 0, 1, 1).data;
+        return [d[0], d[1], d[2], d[3] / 255];
+    };
+    const over = (top, under) => {
+        const a = top[3] + under[3] * (1 - top[3]);
+        return [0, 1, 2].map(i => (top[i] * top[3] + under[i] * under[3] * (1 - top[3])) / a).concat([a]);
+    };
+    const lum = (c) => {
+        const f = v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+    };
+    const ratio = (a, b) => {
+        const [hi, lo] = [lum(a), lum(b)].sort((p, q) => q - p);
+        return (hi + 0.05) / (lo + 0.05);
+    };
+    const backdrop = (el) => {  // the opaque colour behind el: its backgrounds, composited
+        const layers = [];
+        for (let e = el; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor);
+            if (c[3] > 0) layers.push(c);
+            if (c[3] >= 1) break;
+        }
+        let bg = [255, 255, 255, 1];
+        for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+        return bg;
+    };
+    const out = [];
+    let checked = 0;
+    for (const el of root.querySelectorAll('*')) {
+        const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+        if (!own || !el.getClientRects().length || el.closest('button:disabled, style, title')) continue;
+        const s = getComputedStyle(el);
+        if (s.visibility === 'hidden') continue;
+        let fg, bg;
+        if (el instanceof SVGElement) {
+            bg = backdrop(el.ownerSVGElement.parentElement);
+            const shape = el.parentElement.querySelector(':scope > rect, :scope > polygon');
+            if (shape && el.parentElement.dataset.node) bg = over(rgba(getComputedStyle(shape).fill), bg);
+            fg = rgba(s.fill);
+        } else {
+            bg = backdrop(el);
+            fg = rgba(s.color);
+        }
+        fg = over(fg, bg);
+        checked += 1;
+        const r = ratio(fg, bg);
+        if (r < 4.5) out.push({text: el.textContent.trim().slice(0, 40), ratio: Math.round(r * 100) / 100,
+                               fg: s.color, cls: String(el.className.baseVal ?? el.className)});
+    }
+    return {checked, low: out};
+}"""
+
+
+def open_cells(lab: Any, page: Any, name: str, cells: list[str]) -> Any:
+    lab.write_notebook(name, cells)
+    panel = lab.open_notebook(page, name)
+    assert lab.run_all(page)
+    return panel
+
+
+def sidebar(page: Any, open_: bool) -> None:
+    if open_:
+        page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
+        page.evaluate("() => window.jupyterapp.shell.expandLeft()")
+    else:
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+    page.wait_for_timeout(400)  # Lab lays the panels out again
+
+
+def box(locator: Any) -> dict[str, float]:
+    b = locator.bounding_box()
+    assert b is not None, "not on the page"
+    return dict(b)
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_text_contrast_reaches_wcag_aa_in_light_and_dark(lab: Any, page: Any, theme: str) -> None:
+    from playwright.sync_api import expect
+
+    name = f"contrast_{theme.split()[-1].lower()}.ipynb"
+    panel = open_cells(lab, page, name, [PRELUDE, EVERYTHING, WAITING])
+    page.evaluate(
+        "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme
+    )
+    light = "true" if theme.endswith("Light") else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'")
+    page.wait_for_timeout(500)
+    views = panel.locator(".al-loop")
+    expect(views).to_have_count(2)
+    expect(views.nth(0).locator(".al-ended")).to_be_visible()
+    expect(views.nth(1).locator(".al-approval")).to_be_visible()
+    for k in range(2):
+        report = views.nth(k).evaluate(CONTRAST_JS)
+        assert report["checked"] > 40, report
+        assert report["low"] == [], f"{theme}: text under 4.5:1: {report['low']}"
+    if light == "false":
+        views.nth(0).screenshot(path=str(IMAGES / "loopview-dark.png"))
+        # the theme is a setting of the shared Lab: put the default back for later tests
+        page.evaluate(
+            "() => window.jupyterapp.commands.execute('apputils:change-theme', "
+            "{theme: 'JupyterLab Light'})"
+        )
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
+
+
+WIDTHS = [(700, True), (700, False), (900, True), (900, False), (1400, True), (1400, False)]
+
+
+def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
+    lab: Any, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    panel = open_cells(lab, page, "layout.ipynb", [PRELUDE, WAITING])
+    view = panel.locator(".al-loop")
+    approve = view.get_by_role("button", name="Approve")
+    for width, open_ in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        sidebar(page, open_)
+        where = f"{width}px, sidebar {'open' if open_ else 'closed'}"
+        cell = box(panel.locator(".jp-OutputArea-output:has(.al-loop)"))
+        approve.scroll_into_view_if_needed()
+        expect(approve).to_be_visible()
+        b = box(approve)
+        assert b["width"] > 40 and b["x"] >= cell["x"] - 1, where
+        assert b["x"] + b["width"] <= cell["x"] + cell["width"] + 1, where
+        # the approval panel sits right under the buttons, not below the history
+        assert box(view.locator(".al-approval"))["y"] < box(view.locator(".al-history"))["y"], where
+        history = box(view.locator(".al-history"))
+        assert history["width"] >= min(250, cell["width"] - 40), where
+        overflow = view.evaluate("(v) => v.scrollWidth - v.clientWidth")
+        assert overflow <= 1, f"{where}: the view is {overflow}px wider than its cell"
+    page.set_viewport_size({"width": 900, "height": 1700})  # the picture for the docs
+    sidebar(page, True)
+    view.evaluate("(v) => v.scrollIntoView()")
+    view.screenshot(path=str(IMAGES / "loopview-900-sidebar.png"))
+
+
+def test_stop_during_approval_hides_the_panel(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    panel = open_cells(lab, page, "stop_approval.ipynb", [PRELUDE, WAITING])
+    view = panel.locator(".al-loop")
+    approval = view.locator(".al-approval")
+    expect(approval).to_be_visible()
+    view.get_by_role("button", name="Stop").click()
+    expect(approval).to_be_hidden()
+    expect(view.locator(".al-status").first).to_be_visible()
+    expect(view).to_contain_text("Stopped while waiting for approval: the tool call did not run.")
+    expect(view.get_by_role("button", name="Next stage")).to_be_enabled()
+    view.get_by_role("button", name="Next stage").click()  # asks again
+    expect(approval).to_be_visible()
+
+
+def test_an_edit_shows_what_really_ran_and_an_unchanged_one_is_an_approval(
+    lab: Any, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    two = WAITING.replace('"Done."]', '[tool_use("bash", {"command": "echo two"})], "Done."]')
+    panel = open_cells(lab, page, "edits.ipynb", [PRELUDE, two])
+    view = panel.locator(".al-loop")
+    approval = view.locator(".al-approval")
+    approval.locator("textarea").fill("echo edited")
+    approval.get_by_role("button", name="Run edited").click()
+    expect(approval).to_be_hidden()  # the turn runs on: execute, append
+    use_card = view.locator(".al-card-assistant").first
+    expect(use_card).to_contain_text("what ran: echo edited", timeout=FIRST_REQUEST)
+    table = view.locator("table.al-pairs")
+    expect(table).to_contain_text("edited echo edited (the model asked for: ls -la)")
+
+    view.get_by_role("button", name="Run turn").click()  # the second call: asks again
+    expect(approval).to_be_visible(timeout=FIRST_REQUEST)
+    approval.get_by_role("button", name="Run edited").click()  # the text is unchanged
+    expect(approval).to_be_hidden()
+    expect(table.locator("tr")).to_have_count(3)
+    second = table.locator("tr").nth(2)
+    expect(second).to_contain_text("echo two")
+    expect(second).not_to_contain_text("edited")
+
+
+LONG_ANSWER = """\
+answer = "\\n".join(f"line {i}: file_{i}.txt" for i in range(200))
+client3 = ScriptedClient([answer])
+loop3 = al.AgentLoop(client3, "List everything.", tools=[al.bash_tool(cwd=workdir)])
+view3 = al.LoopView(loop3)
+view3.run_to_end()
+view3
+"""
+
+
+def test_a_200_line_answer_is_folded_and_opens_on_click(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    panel = open_cells(lab, page, "long_answer.ipynb", [PRELUDE, LONG_ANSWER])
+    view = panel.locator(".al-loop")
+    card = view.locator(".al-card-assistant")
+    more = card.locator("summary", has_text="show 180 more lines")
+    expect(more).to_be_visible()
+    folded = box(card)["height"]
+    assert folded < 700, f"a 200-line answer is {folded:.0f}px tall folded"
+    expect(card).to_contain_text("line 19: file_19.txt")
+    expect(card.get_by_text("line 199: file_199.txt")).to_be_hidden()
+    more.click()
+    expect(card.get_by_text("line 199: file_199.txt")).to_be_visible()
+    assert box(card)["height"] > 2 * folded
+
+
+def test_enter_in_the_ask_box_sends_and_runs(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    cell = """\
+client4 = ScriptedClient(lambda request: "Answer to: " + request["messages"][-1]["content"])
+loop4 = al.AgentLoop(client4, "Hello?", tools=[al.bash_tool(cwd=workdir)])
+view4 = al.LoopView(loop4)
+view4.run_to_end()
+view4
+"""
+    panel = open_cells(lab, page, "ask_enter.ipynb", [PRELUDE, cell])
+    view = panel.locator(".al-loop")
+    ask = view.get_by_placeholder("Ask a follow-up question…")
+    ask.fill("And then?")
+    ask.press("Enter")
+    expect(view.locator(".al-card-assistant")).to_have_count(2, timeout=FIRST_REQUEST)
+    expect(view.locator(".al-card-assistant").nth(1)).to_contain_text("Answer to: And then?")
+    expect(ask).to_have_value("")
+    # the buttons work from the keyboard: Enter presses the one in focus, Tab moves on
+    reset = view.get_by_role("button", name="Reset")
+    reset.focus()
+    page.keyboard.press("Enter")
+    expect(view.locator(".al-card")).to_have_count(1)
+    expect(view.get_by_role("button", name="Run to end")).to_be_enabled()
+    page.keyboard.press("Shift+Tab")
+    focused = page.evaluate("() => document.activeElement && document.activeElement.textContent")
+    assert "Run to end" in focused
+    page.keyboard.press("Space")
+    expect(view.locator(".al-card")).to_have_count(2, timeout=FIRST_REQUEST)
+
+
+def test_copy_history_as_json_reaches_the_clipboard(lab: Any, page: Any) -> None:
+    import json
+
+    from playwright.sync_api import expect
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    cell = LONG_ANSWER.replace("200", "3")
+    panel = open_cells(
+        lab,
+        page,
+        "copy.ipynb",
+        [PRELUDE, cell, "import json; print(len(json.dumps(loop3.messages)))"],
+    )
+    view = panel.locator(".al-loop")
+    view.get_by_role("button", name="Copy history as JSON").click()
+    expect(view).to_contain_text("Copied 2 messages")
+    text = page.evaluate("() => navigator.clipboard.readText()")
+    messages = json.loads(text)
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert "file_2.txt" in messages[1]["content"][0]["text"]
+
+
+def test_chinese_lesson_02_renders_with_a_cjk_font(lab: Any, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    source = LESSONS / "zh" / "02_stepping_through.ipynb"
+    target = lab.root / "zh02.ipynb"
+    shutil.copy(source, target)
+    panel = lab.open_notebook(page, "zh02.ipynb")
+    page.set_viewport_size({"width": 1360, "height": 1100})
+    sidebar(page, False)
+    lab.run_all(page)
+    view = panel.locator(".al-loop").first
+    expect(view).to_be_visible()
+    expect(view).to_contain_text(re.compile("下一阶段"))
+    has_font = page.evaluate("() => document.fonts.check('16px \"Noto Sans CJK SC\"', '下一阶段')")
+    assert has_font, "no CJK font: install fonts-noto-cjk (.ci/install-browser)"
+    view.scroll_into_view_if_needed()
+    view.screenshot(path=str(IMAGES / "zh-02-loopview.png"))
