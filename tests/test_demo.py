@@ -296,7 +296,8 @@ def test_the_matcher_is_linear_and_reads_words_in_a_huge_task(workspace):
     assert classify("'" * 65536) == "cannot"
     assert classify("create " + "a" * 65536) == "cannot"  # no file name in one long word
     assert classify("create " + "a." * 32768 + "txt") == "create"
-    assert classify("containing " * 6000 + "create a file") == "create"
+    assert classify("create a file " + "containing " * 6000) == "create"
+    assert classify("containing " * 6000 + "create a file") != "create"  # not an order
 
 
 def test_a_task_with_a_file_name_holding_intent_words_is_read_only(workspace):

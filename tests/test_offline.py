@@ -170,10 +170,13 @@ def test_demo_answers_anything_else_honestly_and_never_claims_to_be_claude(works
     r = run("Write me a sonnet about the sea")
     assert r.turns == 1 and "offline demo model" in r.text and "ANTHROPIC_API_KEY" in r.text
     assert "I am Claude" not in r.text and r.messages[-1]["content"][-1]["text"] == r.text
+    # The reply names the model asked for (the API echoes it), while its text says
+    # it is the demo.
     msg = DemoClient().messages.create(
-        model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+        model="claude-haiku-4-5", max_tokens=500, messages=[{"role": "user", "content": "hi"}]
     )
-    assert msg.model == "agentlab-demo"
+    assert msg.model == "claude-haiku-4-5"
+    assert "not Claude" in msg.content[-1].text
 
 
 def test_demo_without_the_bash_tool_says_what_it_needs(workspace):

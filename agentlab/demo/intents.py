@@ -340,7 +340,37 @@ def _fresh(name: str) -> str:
     return f"{stem}-2.{ext}" if dot and stem else f"{name}-2"
 
 
-def plan_create(task: Task, _listed: str | None) -> Plan:
+# Writing needs an order, not a mention: the task starts with the verb (after
+# "please" and the like), asks no question and negates nothing. When unsure,
+# the demo does not write (issue: "Does main.py make any network calls?" wrote
+# main-2.py).
+_POLITE = {"please", "pls", "now", "ok", "okay", "then", "kindly", "just"}
+_WRITE_VERBS = {"create", "make", "write", "save", "touch"}
+_NEGATIONS = {"not", "never", "don't", "dont", "no", "without"}
+_ZH_POLITE = ("请你", "请", "帮我", "给我", "麻烦你", "麻烦", "帮忙", "你")
+_ZH_VERBS = ("创建", "新建", "写一个", "建一个", "生成一个", "写入", "保存")
+_ZH_NOT = ("不要", "别", "不用", "不需要", "无需", "勿", "不必", "几", "吗", "多久", "什么", "怎么")
+_ZH_NOT += ("如何", "多少", "哪", "为什么", "是否", "能否", "？")
+
+
+def asks_to_write(task: Task) -> bool:
+    """Is the task an order to create or write a file (not a question, not a negation)?"""
+    if "?" in task.text or "？" in task.text:
+        return False
+    if task.language == "zh":
+        text = task.text.strip()
+        for polite in _ZH_POLITE:
+            text = text.removeprefix(polite)
+        return text.startswith(_ZH_VERBS) and not any(cue in task.text for cue in _ZH_NOT)
+    if _NEGATIONS & task.wordset or task.has("do not", "does not"):
+        return False
+    words = [w for w in task.words[:4] if w not in _POLITE]
+    return bool(words) and words[0] in _WRITE_VERBS and (len(words) < 2 or words[1] != "sure")
+
+
+def plan_create(task: Task, _listed: str | None) -> Plan | None:
+    if not asks_to_write(task):
+        return None  # another row, or "cannot"
     names = [f for f in task.files if ".." not in f and not f.startswith(("/", "~", "-"))]
     name = names[0] if names else "hello.txt"
     fresh = _fresh(name)
@@ -496,15 +526,28 @@ INTENTS: tuple[Intent, ...] = (
 )
 
 
+# A negated clause ("do not create a file.", "不要写入任何文件，") up to its
+# punctuation: what the task says not to do is not what it asks.
+_NEGATED = re.compile(
+    r"(?:\b(?:do not|don't|dont|never)\b|不要|别|不用)[^.,;!?。，；！？]*[.,;!?。，；！？]?", re.I
+)
+
+
 def plan(task: Task, listed: str | None = None) -> Plan | None:
     """The plan for a task (``listed``: the folder of the last listing in the
-    history, for follow-ups); None when no row of the table fits."""
+    history, for follow-ups); None when no row of the table fits.
+
+    The writing row reads the whole task (a negation there means: do not
+    write); the read-only rows read it without its negated clauses."""
+    rest = _NEGATED.sub(" ", task.text).strip()
+    reading = Task(rest) if rest and rest != task.text.strip() else task
     for intent in INTENTS:
-        if not any(matches(task, p, intent.typos) for p in intent.patterns):
+        seen = task if intent.writes else reading
+        if not any(matches(seen, p, intent.typos) for p in intent.patterns):
             continue
-        if any(matches(task, p) for p in intent.unless):
+        if any(matches(seen, p) for p in intent.unless):
             continue
-        found = intent.plan(task, listed)
+        found = intent.plan(seen, listed)
         if found is not None:
             return found
     return None
