@@ -278,8 +278,8 @@ def plan_lines(task: Task, _listed: str | None) -> Plan:
     return Plan("lines", [[cmd]], total)
 
 
-_FOLDER_WORDS = ("folder", "folders", "directory", "directories", "dirs", "subfolders")
-_FOLDER_WORDS += ("subdirectories", "文件夹", "目录")
+_FOLDER_WORDS: tuple[str, ...] = ("folder", "folders", "directory", "directories", "dirs")
+_FOLDER_WORDS += ("subfolders", "subdirectories", "文件夹", "目录")
 
 
 def plan_count_folders(task: Task, _listed: str | None) -> Plan:
@@ -420,7 +420,19 @@ _WRITE_VERBS = {"create", "make", "write", "save", "touch"}
 _NEGATIONS = {"not", "never", "don't", "dont", "no", "without"}
 _ZH_POLITE = ("请你", "请", "帮我", "给我", "麻烦你", "麻烦", "帮忙", "你")
 _ZH_VERBS = ("创建", "新建", "写一个", "建一个", "生成一个", "写入", "保存")
-_ZH_NOT = ("不要", "别", "不用", "不需要", "无需", "勿", "不必", "几", "吗", "多久", "什么", "怎么")
+_ZH_NOT: tuple[str, ...] = (
+    "不要",
+    "别",
+    "不用",
+    "不需要",
+    "无需",
+    "勿",
+    "不必",
+    "几",
+    "吗",
+    "多久",
+)
+_ZH_NOT += ("什么", "怎么")
 _ZH_NOT += ("如何", "多少", "哪", "为什么", "是否", "能否", "？")
 
 
