@@ -120,6 +120,9 @@ def check_request(
     errors += _fields(params, info, api_version, beta, count_tokens)
     if not count_tokens:
         errors += _max_tokens(params, info)
+    if "metadata" in params and not isinstance(params["metadata"], Mapping):
+        # pydantic's wording, which the API's 400s use; the SDK's type is MetadataParam.
+        errors.append("metadata: Input should be a valid dictionary")
     errors += _thinking(params, info)
     errors += _tool_choice(params, info)
     messages = params.get("messages")
@@ -334,14 +337,35 @@ def _tools(tools: Any) -> list[str]:
 
 def bad_request(message: str) -> Exception:
     """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400."""
+    return _api_error(400, "invalid_request_error", message)
+
+
+def not_found(message: str) -> Exception:
+    """An ``anthropic.NotFoundError`` as the SDK raises it for a 404 (an unknown model)."""
+    return _api_error(404, "not_found_error", message)
+
+
+def unknown_model(params: Mapping[str, Any]) -> str | None:
+    """The API's 404 text when the request names a model not in ``agentlab.models``.
+
+    "model: NAME" is the API's 404 for an unknown model (public reports, 2025-2026;
+    the same text ``agentlab serve`` answers)."""
+    model = params.get("model")
+    if isinstance(model, str) and models.get(model) is None:
+        return f"model: {model}"
+    return None
+
+
+def _api_error(status: int, kind: str, message: str) -> Exception:
     import anthropic
     import httpx2
 
     body = {
         "type": "error",
-        "error": {"type": "invalid_request_error", "message": message},
+        "error": {"type": kind, "message": message},
         "request_id": "req_offline",
     }
     req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
-    response = httpx2.Response(400, request=req, json=body)
-    return anthropic.BadRequestError(f"Error code: 400 - {body}", response=response, body=body)
+    response = httpx2.Response(status, request=req, json=body)
+    error = anthropic.NotFoundError if status == 404 else anthropic.BadRequestError
+    return error(f"Error code: {status} - {body}", response=response, body=body)

@@ -360,7 +360,9 @@ def _print(piece: str) -> None:
 
 def summary(loop: AgentLoop) -> str:
     """One line about a finished run: model, requests, tool calls, how it ended."""
-    model = getattr(loop.response, "model", None) or loop.model or "?"
+    # The offline demo answers under the model's name asked for; the summary names the demo.
+    demo = getattr(loop.client, "demo_model", None)
+    model = demo or getattr(loop.response, "model", None) or loop.model or "?"
     ended = t(f"loopcore.ended.{loop.ended}", reason=loop.stop_reason) if loop.ended else "?"
     return t("loopcore.summary", model=model, turns=loop.turns, tools=len(loop.audit), ended=ended)
 

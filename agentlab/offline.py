@@ -47,7 +47,16 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab.checks import bad_request, check_request, fingerprint  # the API's rules
+from agentlab import (
+    controls,  # max_tokens, stop_sequences, tool_choice: as agentlab serve applies them
+)
+from agentlab.checks import (  # the API's rules
+    bad_request,
+    check_request,
+    fingerprint,
+    not_found,
+    unknown_model,
+)
 from agentlab.history import as_dict
 from agentlab.i18n import t
 from agentlab.streaming import events, sse
@@ -270,6 +279,13 @@ class ScriptedClient:
     list of blocks, or an exception to raise) or a function
     ``fn(request_params) -> item``. Every request is checked like the API
     checks it (``check=False`` turns that off) and kept in ``.requests``.
+    A reply built from short-hand (a string, blocks, a dict) names the model
+    asked for, as the API echoes it, and follows the request's ``max_tokens``,
+    ``stop_sequences`` and ``tool_choice`` as ``agentlab serve`` does
+    (``agentlab.controls``); a ready ``Message`` is returned exactly as it is.
+    A model not in ``agentlab.models`` raises the SDK's ``NotFoundError``
+    unless ``any_model=True`` (the default here, so a script may name any
+    model; ``DemoClient`` is strict, as the server is).
 
     Everything ``anthropic.Anthropic()`` has works the same way here:
     ``messages.stream``, ``create(stream=True)``, ``messages.count_tokens``,
@@ -278,9 +294,14 @@ class ScriptedClient:
     """
 
     def __init__(
-        self, replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply], *, check: bool = True
+        self,
+        replies: Sequence[Reply] | Callable[[dict[str, Any]], Reply],
+        *,
+        check: bool = True,
+        any_model: bool = True,
     ):
         self._replies = replies
+        self.any_model = any_model
         self._index = 0
         self._ids = itertools.count(1)
         self._request_ids = itertools.count(1)
@@ -296,6 +317,9 @@ class ScriptedClient:
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
+            missing = None if self.any_model else unknown_model(params)
+            if missing:
+                raise not_found(missing)
             errors = check_request(
                 params, seen=self._seen, paused=self._paused, thought=self._thought
             )
@@ -320,7 +344,14 @@ class ScriptedClient:
         if callable(item):
             item = item(params)
         if not hasattr(item, "stop_reason"):
-            item = make_message(item, ids=self._ids, input_tokens=_tokens(params.get("messages")))
+            model = params.get("model")
+            item = make_message(
+                item,
+                ids=self._ids,
+                input_tokens=_tokens(params.get("messages")),
+                model=model if isinstance(model, str) and model else DEMO_MODEL,
+            )
+            item = _controlled(item, params)
         self._remember(item)
         return item
 
@@ -390,6 +421,18 @@ class ScriptedClient:
         return f"{type(self).__name__}(requests={len(self.requests)})"
 
 
+def _controlled(message: Message, params: Mapping[str, Any]) -> Message:
+    """``message`` cut and filtered as the request's generation controls ask."""
+    data = controls.apply(message.model_dump(mode="json", exclude_none=True), dict(params))
+    if data["content"] == message.model_dump(mode="json", exclude_none=True)["content"] and (
+        data["stop_reason"] == message.stop_reason
+    ):
+        return message
+    built = type(message).model_validate({**data, "stop_reason": "end_turn"})
+    built.stop_reason = data["stop_reason"]  # kept as it came (see make_message)
+    return built
+
+
 def stream_of(message: Message) -> Any:
     """The SDK's own ``client.messages.stream(...)`` for a reply already made:
     ``with stream_of(m) as s: s.text_stream, s.get_final_message(), ...``."""
@@ -413,12 +456,16 @@ class DemoClient(ScriptedClient):
 
     It can list files, count files or lines, search text, show the date and
     system, create a file and check it, and report disk use, with the bash
-    tool. It reads the tool results and reacts to failures. Anything else gets
+    tool. Its replies name the model asked for (the API echoes it) and its
+    text says it is the demo. An unknown model raises ``NotFoundError``
+    unless ``any_model=True``. It reads the tool results and reacts to failures. Anything else gets
     an honest answer saying what it is and how to use a real model.
     """
 
-    def __init__(self, *, check: bool = True):
-        super().__init__(demo_reply, check=check)
+    demo_model = DEMO_MODEL  # what answers, whatever model a reply names (agentlab.usage)
+
+    def __init__(self, *, check: bool = True, any_model: bool = False):
+        super().__init__(demo_reply, check=check, any_model=any_model)
 
 
 def connect(offline: bool = False, *, model: str | None = None, quiet: bool = False) -> Any:

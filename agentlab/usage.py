@@ -155,7 +155,13 @@ class Cost:
 
 
 def model_of(source: Any) -> str | None:
-    """The model that answered: the last response's ``model``, else the loop's setting."""
+    """The model that answered: the last response's ``model``, else the loop's setting.
+
+    The offline demo answers under the name asked for, but it is the demo that ran.
+    """
+    demo = getattr(_get(source, "client", None), "demo_model", None)
+    if isinstance(demo, str):
+        return demo
     response = _get(source, "response", None)
     if response is not None and _get(response, "model", None):
         return str(_get(response, "model"))

@@ -296,7 +296,8 @@ def test_the_matcher_is_linear_and_reads_words_in_a_huge_task(workspace):
     assert classify("'" * 65536) == "cannot"
     assert classify("create " + "a" * 65536) == "cannot"  # no file name in one long word
     assert classify("create " + "a." * 32768 + "txt") == "create"
-    assert classify("containing " * 6000 + "create a file") == "create"
+    assert classify("create a file " + "containing " * 6000) == "create"
+    assert classify("containing " * 6000 + "create a file") != "create"  # not an order
 
 
 def test_a_task_with_a_file_name_holding_intent_words_is_read_only(workspace):
@@ -378,3 +379,84 @@ def test_no_task_without_a_word_for_writing_plans_to_write(words):
             # no output redirection and no command that changes files
             assert ">" not in command.replace("2>/dev/null", ""), command
             assert not {"rm", "mv", "cp", "touch", "tee", "mkdir"} & set(command.split())
+
+
+# --- QA defects, December 2026 (D1-D3) -------------------------------------------------
+
+QUESTIONS_THAT_NAME_A_WRITING_VERB = [
+    "Does main.py make any network calls?",
+    "do not create a file. what is the date?",
+    "Can you make sure hello.txt still exists?",
+    "I want to make a decision: what's the newest file?",
+    "How do I create a file?",
+    "Who can write to main.py?",
+    "创建表的 SQL 文件 create_table.sql 有几行？",
+    "不要写入任何文件，今天几号？",
+    "保存文件需要多久？",
+    "Can you create a file called main.py?",
+    "Never save a file. How many lines are in main.py?",
+]
+
+
+@pytest.mark.parametrize("task", QUESTIONS_THAT_NAME_A_WRITING_VERB)
+def test_a_question_or_a_negation_never_writes(task, workspace):
+    """D1: `agentlab run --yes "Does main.py make any network calls?"` wrote main-2.py."""
+    (workspace / "main.py").write_text("import os\n")
+    (workspace / "hello.txt").write_text("hi\n")
+    (workspace / "create_table.sql").write_text("CREATE TABLE t (x int);\n")
+    before = sorted((p.name, p.read_bytes()) for p in workspace.rglob("*") if p.is_file())
+    assert classify(task) != "create"
+    r = run(task)
+    assert sorted((p.name, p.read_bytes()) for p in workspace.rglob("*") if p.is_file()) == before
+    assert not any("printf" in c or ">" in c for c in commands(r.messages))
+
+
+def test_an_order_to_write_still_writes(workspace):
+    for task in ("Please create notes2.md with the text 'first note'", "请帮我新建一个文件 x.txt"):
+        assert classify(task) == "create"
+    run("Please create notes2.md with the text 'first note'")
+    assert (workspace / "notes2.md").read_text() == "first note\n"
+
+
+def test_a_negated_clause_does_not_pick_the_intent():
+    assert classify("do not create a file. what is the date?") == "date"
+    assert classify("不要写入任何文件，今天几号？") == "date"
+    assert classify("list the files, but do not create anything") == "list"
+
+
+@pytest.mark.parametrize(
+    ("task", "expected", "says"),
+    [
+        ("what's in the sub folder?", ["ls -la sub"], "small.txt"),
+        ("what is the longest file in sub?", None, "small.txt, with 3 lines"),
+        ("what is the size of the sub directory?", ["du -sh sub"], "sub takes "),
+        (
+            "Could you check whether notes.md contains two?",
+            ["grep -ni two notes.md | head -n 20"],
+            "2:two",
+        ),
+        ("Show me what's in notes.md", ["head -n 20 notes.md"], "one\ntwo\nthree\nfour"),
+        ("count lines in notes.md and b.py", ["wc -l notes.md b.py"], "4 notes.md"),
+        ("how many directories and files", None, "I count 5 files and 1 folder here"),
+        ("How many TODOs are there?", None, "`TODO` appears 1 time"),
+        ("How many CPUs", ["nproc"], " CPU"),
+    ],
+)
+def test_it_answers_about_the_folder_or_file_asked(task, expected, says, workspace):
+    """D2: each of these answered about another folder or file, or the wrong count."""
+    r = run(task)
+    if expected is not None:
+        assert commands(r.messages) == expected
+    assert says in r.text
+
+
+def test_a_chinese_verb_with_an_ascii_file_name_is_a_chinese_task():
+    """D3: the file name's letters do not make the task English."""
+    assert Task("删除 delete_me.txt").language == "zh"
+    assert Task("Delete delete_me.txt").language == "en"
+
+
+def test_short_words_with_a_slip_are_forgiven():
+    """D3: "pyhton" was forgiven (5+ letters, one edit) but "mny" was not."""
+    assert classify("how mny files") == "count_files"
+    assert classify("hwo many fles are here") == "count_files"

@@ -170,10 +170,13 @@ def test_demo_answers_anything_else_honestly_and_never_claims_to_be_claude(works
     r = run("Write me a sonnet about the sea")
     assert r.turns == 1 and "offline demo model" in r.text and "ANTHROPIC_API_KEY" in r.text
     assert "I am Claude" not in r.text and r.messages[-1]["content"][-1]["text"] == r.text
+    # The reply names the model asked for (the API echoes it), while its text says
+    # it is the demo.
     msg = DemoClient().messages.create(
-        model="claude-x", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+        model="claude-haiku-4-5", max_tokens=500, messages=[{"role": "user", "content": "hi"}]
     )
-    assert msg.model == "agentlab-demo"
+    assert msg.model == "claude-haiku-4-5"
+    assert "not Claude" in msg.content[-1].text
 
 
 def test_demo_without_the_bash_tool_says_what_it_needs(workspace):
@@ -244,3 +247,102 @@ def test_scripted_behaviour_is_the_same_on_the_sdk_path():
         assert s.get_final_text() == "fine"
     with pytest.raises(anthropic.BadRequestError, match="first message must use the"):
         ScriptedClient(["x"]).messages.create(model="m", max_tokens=5, messages=broken, stream=True)
+
+
+# --- D6: the offline clients apply what `agentlab serve` applies --------------------------
+# Sources: platform.claude.com/docs/en/build-with-claude/handling-stop-reasons (max_tokens,
+# stop_sequence) and the tool-use docs (tool_choice "none"), checked 2026-11-30. The 404
+# text "model: NAME" for an unknown model comes from public reports (2025-2026), as in
+# agentlab/checks.py; the reply's `model` echoing the request follows the API reference
+# (Messages: "model" in the response), checked 2026-11-30.
+
+ASK = [{"role": "user", "content": "List the files"}]
+BASH_TOOL = [al.bash.definition]
+
+
+def _demo(**params):
+    base = {"model": "claude-haiku-4-5", "max_tokens": 500, "messages": ASK, "tools": BASH_TOOL}
+    return DemoClient().messages.create(**{**base, **params})
+
+
+def test_max_tokens_cuts_the_reply_and_says_so():
+    whole = _demo()
+    assert whole.stop_reason == "tool_use"
+    cut = _demo(max_tokens=1)
+    assert cut.stop_reason == "max_tokens" and cut.usage.output_tokens == 1
+    assert cut.content[0].text == whole.content[0].text[:4]
+    scripted = ScriptedClient(["a long answer"]).messages.create(
+        model="m", max_tokens=1, messages=ASK
+    )
+    assert scripted.stop_reason == "max_tokens" and scripted.content[0].text == "a lo"
+    with DemoClient().messages.stream(
+        model="claude-haiku-4-5", max_tokens=1, messages=ASK, tools=BASH_TOOL
+    ) as s:
+        assert s.get_final_message().stop_reason == "max_tokens"
+
+
+def test_stop_sequences_and_tool_choice_none():
+    hi = [{"role": "user", "content": "hello"}]
+    stopped = _demo(messages=hi, stop_sequences=["demo"])
+    assert stopped.stop_reason == "stop_sequence" and stopped.stop_sequence == "demo"
+    assert "demo" not in stopped.content[-1].text
+    no_tools = _demo(tool_choice={"type": "none"})
+    assert no_tools.stop_reason == "end_turn"
+    assert [b.type for b in no_tools.content] == ["text"]
+
+
+def test_the_same_controls_as_the_server(monkeypatch):
+    from agentlab.testing import FakeMessagesServer
+
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    asks = [
+        {"max_tokens": 3},
+        {"stop_sequences": ["bash"]},
+        {"tool_choice": {"type": "none"}},
+        {"model": "claude-sonnet-5-5", "max_tokens": 1},
+    ]
+    with FakeMessagesServer() as server:
+        client = anthropic.Anthropic(api_key="k", base_url=server.url, max_retries=0)
+        for extra in asks:
+            body = {"model": "claude-haiku-4-5", "max_tokens": 500, "messages": ASK}
+            body = {**body, "tools": BASH_TOOL, **extra}
+            online = client.messages.create(**body)
+            offline = DemoClient().messages.create(**body)
+            assert offline.stop_reason == online.stop_reason, extra
+            # `agentlab serve` names its demo replies "agentlab-demo" (unchanged here);
+            # the offline clients echo the model asked for, as the API does.
+            assert offline.model == body["model"]
+            strip = {"id", "signature"}
+            assert [b.model_dump(exclude=strip) for b in offline.content] == [
+                b.model_dump(exclude=strip) for b in online.content
+            ], extra
+
+
+def test_an_unknown_model_is_not_found_unless_any_model_is_allowed():
+    with pytest.raises(anthropic.NotFoundError) as e:
+        _demo(model="gpt-4")
+    assert e.value.status_code == 404 and e.value.body["error"]["message"] == "model: gpt-4"
+    assert (
+        DemoClient(any_model=True)
+        .messages.create(model="gpt-4", max_tokens=500, messages=ASK)
+        .model
+        == "gpt-4"
+    )
+    from agentlab import models
+
+    assert "agentlab-demo" in models.ids()
+    for model in models.ids():  # every model in models.json, the demo's name included
+        assert _demo(model=model, max_tokens=64).model == model
+
+
+def test_the_reply_names_the_model_asked_for_but_its_text_says_demo():
+    for model in ("claude-haiku-4-5", "claude-sonnet-5-5"):
+        m = _demo(model=model, messages=[{"role": "user", "content": "hello"}])
+        assert m.model == model
+        assert "not Claude" in m.content[-1].text and "I am Claude" not in m.content[-1].text
+
+
+def test_metadata_must_be_an_object():
+    with pytest.raises(anthropic.BadRequestError, match="metadata: Input should be a valid"):
+        _demo(metadata="x")
+    assert _demo(metadata={"user_id": "student-1"}).stop_reason == "tool_use"

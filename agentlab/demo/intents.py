@@ -133,13 +133,29 @@ def plan_search(task: Task, _listed: str | None) -> Plan | None:
         "which files", "which file", "what files", "files contain", "files mention",
         "files containing", "files mentioning", "哪些文件", "哪个文件",
     )  # fmt: skip
+    count = task.has("how many", "count", "number of", "多少", "几个", "几次")
     # Case matters for quoted text and for TODO / FIXME, which are written in capitals.
-    flags = ("-rl" if by_file else "-rn") + ("" if exact or word.isupper() else "i")
+    case = "" if exact or word.isupper() else "i"
     end = "-- " if word.startswith("-") else ""
-    cmd = (
-        f"grep {flags} --exclude-dir=.git --exclude-dir=.ipynb_checkpoints {end}{q(word)} . "
-        f"| head -n {SHOWN_LINES}"
-    )
+    named = [f for f in task.files if f != word and not f.startswith("-")]
+    if named:  # "does create_table.sql contain TODO?": only the files named
+        flags, where = ("-l" if by_file else "-n") + case, " ".join(q(f) for f in named)
+    else:
+        flags, where = ("-rl" if by_file else "-rn") + case, "."
+    if count:  # occurrences (-o), or files (-l)
+        flags = flags.replace("n", "") + ("" if by_file else "o")
+    if not named:
+        flags += " --exclude-dir=.git --exclude-dir=.ipynb_checkpoints"
+    grep = f"grep {flags} {end}{q(word)} {where}"
+    cmd = f"{grep} | wc -l" if count else f"{grep} | head -n {SHOWN_LINES}"
+
+    def counted(lang: str, steps: list[Step]) -> str:
+        s = _last(steps)
+        key = "search_files.count" if by_file else "search.count"
+        return say(lang, key, n=_number(s.out) or 0, word=f"`{word}`", cmd=s.ran)
+
+    if count:
+        return Plan("search", [[cmd]], counted, ok_codes=(0, 1))
 
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
@@ -165,6 +181,13 @@ _SUPERLATIVES = {
 }
 
 
+# Words after "the ... folder" or a final "in ..." that do not name a folder.
+_NOT_FOLDERS = {"current", "this", "that", "same", "whole", "entire", "project", "working"}
+_NOT_FOLDERS |= {"parent", "home", "root", "top", "here", "there", "it", "total", "all", "them"}
+_NOT_FOLDERS |= {"those", "these", "size", "order", "folder", "directory", "dir", "bytes", "lines"}
+_NOT_FOLDERS |= {"use", "english", "chinese", "detail", "short", "full", "words", "one", "new"}
+
+
 def _folder(task: Task) -> str | None:
     """The folder a task names ("in the folder sub", "in sub/", "在 sub 目录")."""
     for cue in ("in the folder", "in folder", "in the directory", "in directory", "in the dir"):
@@ -176,6 +199,14 @@ def _folder(task: Task) -> str | None:
     m = re.search(r"\b(?:in|of) ([\w.-]+/)(?!\w)", task.text, re.ASCII)
     if m:
         return m.group(1).rstrip("/")
+    # "the sub folder", "the sub directory"
+    m = re.search(r"\bthe ([\w-]+) (?:folder|directory|dir)\b", task.text, re.ASCII | re.I)
+    if m and m.group(1).lower() not in _NOT_FOLDERS:
+        return m.group(1)
+    # "... in sub?" at the end of the task
+    m = re.search(r"\b(?:in|inside) ([\w-]+)\s*[?.!]*\s*$", task.text, re.ASCII | re.I)
+    if m and m.group(1).lower() not in _NOT_FOLDERS:
+        return m.group(1)
     m = re.search(r"([\w.-]+)\s*(?:目录|文件夹)", task.text, re.ASCII)
     return m.group(1) if m else None
 
@@ -218,7 +249,15 @@ def plan_followup(task: Task, listed: str | None) -> Plan | None:
 
 
 def plan_lines(task: Task, _listed: str | None) -> Plan:
-    names = [f for f in task.files if not f.startswith(".")]
+    names = [f for f in task.files if not f.startswith((".", "-"))]
+    if len(names) > 1:
+        cmd = "wc -l " + " ".join(q(n) for n in names)
+
+        def several(lang: str, steps: list[Step]) -> str:
+            s = _last(steps)
+            return say(lang, "lines_files", cmd=s.ran, out=s.out)
+
+        return Plan("lines", [[cmd]], several)
     if names:
         name = names[0]
         cmd = f"wc -l < {q(name)}"
@@ -239,6 +278,10 @@ def plan_lines(task: Task, _listed: str | None) -> Plan:
     return Plan("lines", [[cmd]], total)
 
 
+_FOLDER_WORDS: tuple[str, ...] = ("folder", "folders", "directory", "directories", "dirs")
+_FOLDER_WORDS += ("subfolders", "subdirectories", "文件夹", "目录")
+
+
 def plan_count_folders(task: Task, _listed: str | None) -> Plan:
     cmd = f"find . -mindepth 1 -type d {HIDDEN} | wc -l"
 
@@ -251,6 +294,20 @@ def plan_count_folders(task: Task, _listed: str | None) -> Plan:
 
 def plan_count_files(task: Task, _listed: str | None) -> Plan:
     ext = task.extension
+    if not ext and task.has(*_FOLDER_WORDS):  # "how many directories and files"
+        folders = f"find . -mindepth 1 -type d {HIDDEN} | wc -l"
+        files = f"find . -type f {HIDDEN} | wc -l"
+
+        def both(lang: str, steps: list[Step]) -> str:
+            n_folders, n_files = (_number(s.out) or 0 for s in steps[-2:])
+            files_n, folders_n = (
+                say(lang, "n_files", n=n_files),
+                say(lang, "n_folders", n=n_folders),
+            )
+            cmd = f"{folders}; {files}"
+            return say(lang, "files_folders", files=files_n, folders=folders_n, cmd=cmd)
+
+        return Plan("count_files", [[folders, files]], both)
     which = f"-name {q('*.' + ext)}" if ext else "-type f"
     cmd = f"find . {which} {HIDDEN} | wc -l"
 
@@ -279,13 +336,27 @@ def plan_disk_free(task: Task, _listed: str | None) -> Plan:
 
 
 def plan_disk_used(task: Task, _listed: str | None) -> Plan:
+    where = _folder(task)
+
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
         if s.ran.startswith("du") and s.out.split():
+            if where:
+                return say(lang, "disk_used_in", where=where, size=s.out.split()[0], cmd=s.ran)
             return say(lang, "disk_used", size=s.out.split()[0], cmd=s.ran)
         return say(lang, "disk_raw", cmd=s.ran, out=s.out)
 
+    if where:  # no fallback: df would answer about the disk, not the folder
+        return Plan("disk_used", [[f"du -sh {q(where)}"]], answer)
     return Plan("disk_used", [["du -sh ."]], answer, fallback=[["df -hP ."]])
+
+
+def plan_cpus(task: Task, _listed: str | None) -> Plan:
+    def answer(lang: str, steps: list[Step]) -> str:
+        s = _last(steps)
+        return say(lang, "cpus", n=_number(s.out) or 0, cmd=s.ran)
+
+    return Plan("cpus", [["nproc"]], answer)
 
 
 def plan_date_system(task: Task, _listed: str | None) -> Plan:
@@ -340,7 +411,49 @@ def _fresh(name: str) -> str:
     return f"{stem}-2.{ext}" if dot and stem else f"{name}-2"
 
 
-def plan_create(task: Task, _listed: str | None) -> Plan:
+# Writing needs an order, not a mention: the task starts with the verb (after
+# "please" and the like), asks no question and negates nothing. When unsure,
+# the demo does not write (issue: "Does main.py make any network calls?" wrote
+# main-2.py).
+_POLITE = {"please", "pls", "now", "ok", "okay", "then", "kindly", "just"}
+_WRITE_VERBS = {"create", "make", "write", "save", "touch"}
+_NEGATIONS = {"not", "never", "don't", "dont", "no", "without"}
+_ZH_POLITE = ("请你", "请", "帮我", "给我", "麻烦你", "麻烦", "帮忙", "你")
+_ZH_VERBS = ("创建", "新建", "写一个", "建一个", "生成一个", "写入", "保存")
+_ZH_NOT: tuple[str, ...] = (
+    "不要",
+    "别",
+    "不用",
+    "不需要",
+    "无需",
+    "勿",
+    "不必",
+    "几",
+    "吗",
+    "多久",
+)
+_ZH_NOT += ("什么", "怎么")
+_ZH_NOT += ("如何", "多少", "哪", "为什么", "是否", "能否", "？")
+
+
+def asks_to_write(task: Task) -> bool:
+    """Is the task an order to create or write a file (not a question, not a negation)?"""
+    if "?" in task.text or "？" in task.text:
+        return False
+    if task.language == "zh":
+        text = task.text.strip()
+        for polite in _ZH_POLITE:
+            text = text.removeprefix(polite)
+        return text.startswith(_ZH_VERBS) and not any(cue in task.text for cue in _ZH_NOT)
+    if _NEGATIONS & task.wordset or task.has("do not", "does not"):
+        return False
+    words = [w for w in task.words[:4] if w not in _POLITE]
+    return bool(words) and words[0] in _WRITE_VERBS and (len(words) < 2 or words[1] != "sure")
+
+
+def plan_create(task: Task, _listed: str | None) -> Plan | None:
+    if not asks_to_write(task):
+        return None  # another row, or "cannot"
     names = [f for f in task.files if ".." not in f and not f.startswith(("/", "~", "-"))]
     name = names[0] if names else "hello.txt"
     fresh = _fresh(name)
@@ -371,6 +484,16 @@ def plan_create(task: Task, _listed: str | None) -> Plan:
 def plan_list(task: Task, _listed: str | None) -> Plan:
     ext = task.extension
     where = _folder(task)
+    shown = [f for f in task.files if not f.startswith("-") and not f.endswith("/")]
+    if shown and not task.has("list", "ls", "列出"):  # "what's in delete_me.txt": its lines
+        name = shown[0]
+        cmd = f"head -n {SHOWN_LINES} {q(name)}"
+
+        def lines(lang: str, steps: list[Step]) -> str:
+            s = _last(steps)
+            return say(lang, "show", name=name, cmd=s.ran, out=s.out)
+
+        return Plan("show", [[cmd]], lines)
     if ext and not task.files:
         cmd = f"find {q(where or '.')} -type f -name {q('*.' + ext)} {HIDDEN}"
 
@@ -480,6 +603,11 @@ INTENTS: tuple[Intent, ...] = (
         unless=("file|files|文件",),
     ),
     Intent(
+        "cpus",
+        ("cpu|cpus|cores|processors|nproc|处理器|核心",),
+        plan_cpus,
+    ),
+    Intent(
         "system",
         ("system|os|kernel|uname|machine|computer|linux|系统|内核|机器",),
         plan_system,
@@ -496,15 +624,28 @@ INTENTS: tuple[Intent, ...] = (
 )
 
 
+# A negated clause ("do not create a file.", "不要写入任何文件，") up to its
+# punctuation: what the task says not to do is not what it asks.
+_NEGATED = re.compile(
+    r"(?:\b(?:do not|don't|dont|never)\b|不要|别|不用)[^.,;!?。，；！？]*[.,;!?。，；！？]?", re.I
+)
+
+
 def plan(task: Task, listed: str | None = None) -> Plan | None:
     """The plan for a task (``listed``: the folder of the last listing in the
-    history, for follow-ups); None when no row of the table fits."""
+    history, for follow-ups); None when no row of the table fits.
+
+    The writing row reads the whole task (a negation there means: do not
+    write); the read-only rows read it without its negated clauses."""
+    rest = _NEGATED.sub(" ", task.text).strip()
+    reading = Task(rest) if rest and rest != task.text.strip() else task
     for intent in INTENTS:
-        if not any(matches(task, p, intent.typos) for p in intent.patterns):
+        seen = task if intent.writes else reading
+        if not any(matches(seen, p, intent.typos) for p in intent.patterns):
             continue
-        if any(matches(task, p) for p in intent.unless):
+        if any(matches(seen, p) for p in intent.unless):
             continue
-        found = intent.plan(task, listed)
+        found = intent.plan(seen, listed)
         if found is not None:
             return found
     return None

@@ -69,6 +69,21 @@ EN: dict[str, str] = {
     "shortest.other": "The shortest file in {where} is {name}, with {n} lines (`{cmd}`).",
     "here": "this folder",
     "kind.py": "Python (.py)",
+    # answers about a named file or folder, counts, CPUs (QA fixes, issue 11 follow-up)
+    "show": "Here are the first lines of {name} (`{cmd}`):\n\n```\n{out}\n```",
+    "lines_files": "Lines per file (`{cmd}`):\n\n```\n{out}\n```",
+    "disk_used_in": "{where} takes {size} on disk (`{cmd}`).",
+    "search.count.one": "{word} appears 1 time (`{cmd}`).",
+    "search.count.other": "{word} appears {n} times (`{cmd}`).",
+    "search_files.count.one": "1 file contains {word} (`{cmd}`).",
+    "search_files.count.other": "{n} files contain {word} (`{cmd}`).",
+    "files_folders": "I count {files} and {folders} here, not counting hidden ones (`{cmd}`).",
+    "n_files.one": "1 file",
+    "n_files.other": "{n} files",
+    "n_folders.one": "1 folder",
+    "n_folders.other": "{n} folders",
+    "cpus.one": "This machine has 1 CPU available to me (`{cmd}`).",
+    "cpus.other": "This machine has {n} CPUs available to me (`{cmd}`).",
 }
 
 ZH: dict[str, str] = {
@@ -118,6 +133,16 @@ ZH: dict[str, str] = {
     "shortest.other": "{where}里最短的文件是 {name}，有 {n} 行（`{cmd}`）。",
     "here": "这个文件夹",
     "kind.py": "Python（.py）",
+    # 指定的文件或文件夹、计数、CPU（QA 修正）
+    "show": "这是 {name} 的前几行（`{cmd}`）：\n\n```\n{out}\n```",
+    "lines_files": "每个文件的行数（`{cmd}`）：\n\n```\n{out}\n```",
+    "disk_used_in": "{where} 占用 {size} 磁盘空间（`{cmd}`）。",
+    "search.count.other": "{word} 出现了 {n} 次（`{cmd}`）。",
+    "search_files.count.other": "有 {n} 个文件包含 {word}（`{cmd}`）。",
+    "files_folders": "这里有 {files}和 {folders}，不算隐藏的（`{cmd}`）。",
+    "n_files.other": "{n} 个文件",
+    "n_folders.other": "{n} 个文件夹",
+    "cpus.other": "这台机器有 {n} 个 CPU 可用（`{cmd}`）。",
 }
 
 STRINGS = {"en": EN, "zh": ZH}

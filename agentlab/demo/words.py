@@ -34,6 +34,11 @@ _QUOTED = re.compile(
     r"(?:^|(?<=[\s(:：,，\u3400-\u9fff]))[\"'“‘「`]([^\"'“”‘’「」`\n]+)[\"'”’」`](?![A-Za-z])"
 )
 
+# Slips in short words that the one-edit rule (words of 5 letters or more)
+# does not forgive: "how mny files" reads as "how many files".
+SHORT_TYPOS = {"mny": "many", "mnay": "many", "amny": "many", "hwo": "how", "fles": "files"}
+SHORT_TYPOS |= {"fils": "files", "flie": "file", "fiel": "file", "lnes": "lines", "liens": "lines"}
+
 # Words for kinds of files, and their extensions.
 LANGUAGES = {
     "python": "py",
@@ -63,7 +68,7 @@ class Task:
     def __post_init__(self) -> None:
         self.text = self.text.replace("’", "'").replace("‘", "'")
         self.low = self.text.lower()
-        self.words = _WORD.findall(self.low)
+        self.words = [SHORT_TYPOS.get(w, w) for w in _WORD.findall(self.low)]
 
     @cached_property
     def wordset(self) -> set[str]:
@@ -112,9 +117,11 @@ class Task:
 
     @cached_property
     def language(self) -> str:
-        """ "zh" when Chinese characters weigh at least a quarter of the Latin letters."""
+        """ "zh" when Chinese characters weigh at least a quarter of the Latin
+        letters outside file names ("删除 delete_me.txt" is a Chinese task)."""
         cjk = len(_CJK.findall(self.text))
-        return "zh" if cjk and cjk * 4 >= len(_LATIN.findall(self.text)) else "en"
+        latin = len(_LATIN.findall(self.text)) - sum(len(_LATIN.findall(f)) for f in self.files)
+        return "zh" if cjk and cjk * 4 >= latin else "en"
 
     @cached_property
     def files(self) -> list[str]:

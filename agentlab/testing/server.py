@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab import controls
 from agentlab import models as model_table
 from agentlab.checks import check_headers, check_request, fingerprint
 from agentlab.offline import DEMO_MODEL, demo_reply, make_message
-from agentlab.testing import cache, controls, threads
+from agentlab.testing import cache, threads
 from agentlab.testing.http import BodyError, Handler, Limits, Server, too_deep
 
 # The error "type" the API uses for each status code (Anthropic docs, "Errors",

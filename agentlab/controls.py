@@ -1,0 +1,99 @@
+"""Generation controls applied to a reply the server built: ``tool_choice``,
+``stop_sequences`` and ``max_tokens``, as the API applies them.
+
+Sources: Anthropic docs, "Handling stop reasons"
+(platform.claude.com/docs/en/build-with-claude/handling-stop-reasons) and
+"Tool use" (tool_choice), checked 2026-11-30. A reply cut off by
+``max_tokens`` keeps what fitted and says ``stop_reason: "max_tokens"``; a
+``tool_use`` block cut off in its input is kept with the input parsed from the
+part that fitted, which is what the SDK's stream parser makes of the partial
+JSON (../shared/ECOSYSTEM.md: never run a cut-off call).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+def _size(block: dict[str, Any]) -> int:
+    """Characters of a block's generated payload."""
+    kind = block.get("type")
+    if kind == "text":
+        return len(block.get("text") or "")
+    if kind == "tool_use":
+        return len(json.dumps(block.get("input") or {}, ensure_ascii=False))
+    if kind == "thinking":
+        return len(block.get("thinking") or "")
+    return 0
+
+
+def _cut(block: dict[str, Any], chars: int) -> dict[str, Any]:
+    """The first ``chars`` characters of a block's payload."""
+    kind = block.get("type")
+    if kind == "text":
+        return {**block, "text": block["text"][:chars]}
+    if kind == "thinking":
+        return {**block, "thinking": block["thinking"][:chars]}
+    if kind == "tool_use":
+        import jiter  # the SDK's own partial-JSON parser (an anthropic dependency)
+
+        raw = json.dumps(block.get("input") or {}, ensure_ascii=False)[:chars]
+        try:
+            partial = jiter.from_json(raw.encode(), partial_mode="trailing-strings") if raw else {}
+        except ValueError:
+            partial = {}
+        return {**block, "input": partial if isinstance(partial, dict) else {}}
+    return block
+
+
+def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a message dict) changed as ``body``'s controls ask."""
+    content = [dict(b) for b in data.get("content") or []]
+    reason = data.get("stop_reason")
+    choice = body.get("tool_choice") or {}
+    if isinstance(choice, dict) and choice.get("type") == "none":
+        content = [b for b in content if b.get("type") != "tool_use"]
+    if isinstance(choice, dict) and choice.get("disable_parallel_tool_use"):
+        uses = [i for i, b in enumerate(content) if b.get("type") == "tool_use"]
+        content = [b for i, b in enumerate(content) if i not in uses[1:]]
+    if reason == "tool_use" and not any(b.get("type") == "tool_use" for b in content):
+        reason = "end_turn"
+    stop = None
+    sequences = [s for s in body.get("stop_sequences") or [] if isinstance(s, str) and s]
+    for i, b in enumerate(content):
+        if b.get("type") != "text" or not sequences:
+            continue
+        hits = [(b["text"].find(s), s) for s in sequences if s in b["text"]]
+        if hits:
+            at, stop = min(hits)
+            content = content[:i] + ([{**b, "text": b["text"][:at]}] if at else [])
+            reason = "stop_sequence"
+            break
+    budget = body.get("max_tokens")
+    out = data.get("usage", {}).get("output_tokens")
+    if isinstance(budget, int) and budget > 0:
+        chars, used, kept = budget * CHARS_PER_TOKEN, 0, []
+        for b in content:
+            size = _size(b)
+            if used + size > chars:
+                if chars - used > 0 or b.get("type") == "tool_use":
+                    kept.append(_cut(b, chars - used))
+                content, reason, stop, out = kept, "max_tokens", None, budget
+                break
+            used += size
+            kept.append(b)
+        else:
+            out = min(out or 1, budget) if out is not None else None
+    result = {**data, "content": content, "stop_reason": reason, "stop_sequence": stop}
+    if out is not None:
+        result["usage"] = {**data["usage"], "output_tokens": max(1, min(out, budget or out))}
+    return result
+
+
+def output_tokens(content: list[dict[str, Any]]) -> int:
+    """Estimated output tokens of a reply's content."""
+    return max(1, math.ceil(sum(_size(b) for b in content) / CHARS_PER_TOKEN))
