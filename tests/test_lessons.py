@@ -100,7 +100,7 @@ def test_cli_copy_only_reports_copied_and_kept_files(tmp_path, capsys):
 
     assert cli.main(["lessons", str(dest), "--copy-only"]) == 0
     again = capsys.readouterr().out
-    assert "copied 0 lesson file(s)" in again
+    assert "copied 0 lesson files" in again
     assert "your edits are kept" in again
     assert f"  {lessons.FIRST_LESSON}" in again
 

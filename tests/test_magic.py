@@ -361,7 +361,7 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     assert "Interrupted" in results[1]["content"]
     assert session.loop.result().ended == "interrupted"
     assert info.value._render_traceback_() == [
-        '■ agentlab stopped while running boom({"why": "test"}) (1 request(s), 1 tool call(s)). '
+        '■ agentlab stopped while running boom({"why": "test"}) (1 request, 1 tool call). '
         "The history is still valid (3 messages); ask again to go on."
     ]
 
@@ -407,11 +407,11 @@ def test_the_summary_counts_an_interrupted_call_and_says_how_the_loop_ended(ip, 
     with capture_output() as captured, pytest.raises(KeyboardInterrupt):
         cell(ip, "--client client", "Stop me")
     last = captured.outputs[-1].data["text/plain"]
-    assert "1 tool call(s)" in last and last.endswith("ended: interrupted")
+    assert "1 tool call" in last and last.endswith("ended: interrupted")
     scripted(ip, lambda params: [tool_use("bash", {"command": "true"})])
     with capture_output() as captured:
         cell(ip, "--client client --max-turns 2", "Loop forever")
-    assert captured.outputs[-1].data["text/plain"].endswith("2 tool call(s) · ended: turn limit")
+    assert captured.outputs[-1].data["text/plain"].endswith("2 tool calls · ended: turn limit")
 
 
 # --- asking before a tool runs ------------------------------------------------------
@@ -510,7 +510,7 @@ def test_a_live_view_in_a_kernel_ends_as_a_one_line_summary(ip, monkeypatch):
     shown = [o.data["text/plain"] for o in captured.outputs]
     assert any("$ find . -name '*.py'" in s for s in shown)  # the transcript, while it ran
     assert shown[-1] == (
-        "agentlab · agentlab-demo · 2 request(s) · 1 tool call(s) · ended: the model stopped (end_turn)"
+        "agentlab · agentlab-demo · 2 requests · 1 tool call · ended: the model stopped (end_turn)"
     )
     assert "$ find" not in captured.stdout  # nothing printed beside the view
     assert result.stop_reason == "end_turn"

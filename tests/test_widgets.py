@@ -497,7 +497,7 @@ def test_stop_handled_on_another_thread_interrupts_a_running_tool() -> None:
     assert loop.ended == "interrupted" and validate(loop.messages) == []
     result = loop.messages[-1]["content"][0]
     assert result["is_error"] and result["content"].startswith("Interrupted")
-    assert "Interrupted." in view.status.value and not view._in_stage
+    assert "Interrupted at the execute stage" in view.status.value and not view._in_stage
 
 
 def test_streamed_text_appears_as_it_arrives(tmp_path: Path) -> None:
