@@ -251,7 +251,8 @@ def _run_one(
                 data = {"tool_use": use, "verdict": "denied", "reason": verdict.reason}
                 on_event(Event("tool_end", {**data, "duration": 0.0, "is_error": True}))
             why = verdict.reason or t("result.denied_default")
-            return _error_result(use, t("result.denied", reason=why))
+            said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
+            return _error_result(use, t(said, reason=why))
         if verdict.action == "edit" and verdict.input is not None:
             tool_input = verdict.input
     if on_event is not None:

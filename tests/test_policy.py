@@ -137,3 +137,17 @@ def test_other_tools_match_on_name_and_json():
     p = Policy("deny", allow=["read_file(*"])
     use = {"type": "tool_use", "id": "t", "name": "read_file", "input": {"path": "a; rm x"}}
     assert p(use).action == "approve"  # not a shell command: nothing is split
+
+
+def test_a_rule_denies_as_the_policy_and_a_person_as_the_user():
+    import agentlab as al
+    from agentlab.offline import make_message, tool_use
+
+    call = make_message([tool_use("bash", {"command": "rm -rf /tmp/x"}, id="t1")]).content[0]
+    by_rule = al.execute([call], approve=al.Policy("auto", deny=["rm *"]))
+    by_person = al.execute(
+        [call], approve=al.Policy("confirm", ask_user=lambda use: al.Verdict.deny("not today"))
+    )
+    assert by_rule[0]["content"].startswith("Denied by the harness's approval policy")
+    assert "matches the deny pattern" in by_rule[0]["content"]
+    assert by_person[0]["content"] == "Denied by the user: not today"

@@ -54,14 +54,15 @@ class Verdict:
     action: Literal["approve", "deny", "edit"]
     reason: str = ""
     input: dict[str, Any] | None = None  # the edited input, for action == "edit"
+    by: Literal["person", "policy"] = "person"  # who decided: a person asked, or a rule
 
     @classmethod
     def approve(cls, reason: str = "") -> Verdict:
         return cls("approve", reason)
 
     @classmethod
-    def deny(cls, reason: str = "") -> Verdict:
-        return cls("deny", reason)
+    def deny(cls, reason: str = "", *, by: Literal["person", "policy"] = "person") -> Verdict:
+        return cls("deny", reason, by=by)
 
     @classmethod
     def edit(cls, new_input: Mapping[str, Any], reason: str = "") -> Verdict:
@@ -199,7 +200,7 @@ class Policy:
         texts = [text, *parts.commands]
         for t in texts:
             if p := _matches(self.deny, t):
-                return Verdict.deny(f"matches the deny pattern {p!r}")
+                return Verdict.deny(f"matches the deny pattern {p!r}", by="policy")
         if any(_matches(self.ask, t) for t in texts):
             return self._ask(call)
         if not parts.problem and all(_matches(self.allow, c) for c in parts.commands):
@@ -207,12 +208,14 @@ class Policy:
         if self.mode == "auto":
             return Verdict.approve()
         if self.mode == "deny":
-            return Verdict.deny("this harness runs no tools (approval mode 'deny')")
+            return Verdict.deny("this harness runs no tools (approval mode 'deny')", by="policy")
         return self._ask(call)
 
     def _ask(self, call: Any) -> Verdict:
         if self.ask_user is None:
-            return Verdict.deny("approval needed, but nobody was asked (no ask_user callback)")
+            return Verdict.deny(
+                "approval needed, but nobody was asked (no ask_user callback)", by="policy"
+            )
         return as_verdict(self.ask_user(call))
 
 
@@ -245,5 +248,5 @@ def lesson_blocklist(call: Any) -> Verdict:
     text = describe_call(call)
     for bad in DANGEROUS:
         if bad in text:
-            return Verdict.deny(f"blocked: contains {bad!r}")
+            return Verdict.deny(f"blocked: contains {bad!r}", by="policy")
     return Verdict.approve()
