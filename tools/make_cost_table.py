@@ -28,6 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "instructors" / "costs.md"
+PAGES = (PAGE, ROOT / "docs" / "instructors" / "costs.zh.md")  # the same table in both languages
 LESSONS = sorted((ROOT / "notebooks").glob("0[0-9]_*.ipynb"))
 START, END = "<!-- costs:start -->", "<!-- costs:end -->"
 MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-4-5")
@@ -144,16 +145,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    text = PAGE.read_text("utf-8")
     new = table(run_lessons())
-    before, rest = text.split(START, 1)
-    _, after = rest.split(END, 1)
-    updated = f"{before}{START}\n{new}\n{END}{after}"
-    if args.check:
-        return 0 if updated == text else 1
-    PAGE.write_text(updated, "utf-8")
+    stale = []
+    for page in PAGES:
+        text = page.read_text("utf-8")
+        before, rest = text.split(START, 1)
+        _, after = rest.split(END, 1)
+        updated = f"{before}{START}\n{new}\n{END}{after}"
+        if args.check:
+            stale += [page] if updated != text else []
+        else:
+            page.write_text(updated, "utf-8")
     print(new)
-    return 0
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
