@@ -352,6 +352,7 @@ class ScriptedClient:
                 model=model if isinstance(model, str) and model else DEMO_MODEL,
             )
             item = _controlled(item, params)
+            item = _signed(item, str(params.get("model") or ""))
         self._remember(item)
         return item
 
@@ -431,6 +432,24 @@ def _controlled(message: Message, params: Mapping[str, Any]) -> Message:
     built = type(message).model_validate({**data, "stop_reason": "end_turn"})
     built.stop_reason = data["stop_reason"]  # kept as it came (see make_message)
     return built
+
+
+def _signed(message: Message, model: str) -> Message:
+    """A scripted reply's thinking blocks, signed as the requested model signs them
+    (a hand-written signature is a placeholder), so sending them back unchanged
+    passes the check the real API makes. A block already signed stays as it is."""
+    from agentlab import thinking
+
+    def fix(b: Any) -> Any:
+        if b.type != "thinking" or thinking.verify(model, b):
+            return b
+        shown = thinking.SHOWN if b.thinking else "omitted"
+        return b.model_copy(update={"signature": thinking.sign(model, b.thinking, shown)})
+
+    content = [fix(b) for b in message.content]
+    if all(a is b for a, b in zip(content, message.content)):
+        return message
+    return message.model_copy(update={"content": content})
 
 
 def stream_of(message: Message) -> Any:

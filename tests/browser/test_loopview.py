@@ -165,7 +165,7 @@ def test_stop_and_the_kernel_interrupt_cut_a_running_tool_short(lab: Any, page: 
     expect(stop).to_be_enabled()
     stop.click()  # handled in a kernel subshell while the tool runs: it interrupts the tool
     expect(view.locator(".al-card-results")).to_contain_text(interrupted, timeout=10_000)
-    expect(view).to_contain_text("Interrupted. The unfinished tool calls")
+    expect(view).to_contain_text("Interrupted at the execute stage")
     expect(view).to_contain_text("the API would accept this history")
 
     view.get_by_role("button", name="Reset").click()
