@@ -240,6 +240,19 @@ def _history(
         return [str(p) for p in validate(as_dict(messages))]
     if thread and not messages:
         return []  # continuing a thread after pause_turn: the server holds the turn
+    n = len(seen) if seen else 0
+    if (
+        n
+        and _extends(messages, seen or [])
+        and all(_role(m) != "system" for m in messages[n - 1 :])
+    ):
+        # The history grew from one already checked: check only the new messages,
+        # each against the one before it (the same cost at turn 10 and 1,000).
+        out: list[str] = []
+        for i in range(n, len(messages)):
+            last = i == len(messages) - 1
+            out += [str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)]
+        return out
     errors: list[str] = []
     # `role: "system"` messages: accepted after a user turn on the models whose
     # row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message.

@@ -314,6 +314,7 @@ class ScriptedClient:
         # on one is a continuation, not a prefill) and tool calls made with thinking.
         self._paused: set[str] = set()
         self._thought: set[str] = set()
+        self._counted: tuple[int, int, Any, Any] = (0, 0, None, None)  # see _input_tokens
 
     def _reply(self, params: dict[str, Any]) -> Message:
         if self.check:
@@ -348,13 +349,26 @@ class ScriptedClient:
             item = make_message(
                 item,
                 ids=self._ids,
-                input_tokens=_tokens(params.get("messages")),
+                input_tokens=self._input_tokens(params.get("messages")),
                 model=model if isinstance(model, str) and model else DEMO_MODEL,
             )
             item = _controlled(item, params)
             item = _signed(item, str(params.get("model") or ""))
         self._remember(item)
         return item
+
+    def _input_tokens(self, messages: Any) -> int:
+        """The prompt's estimated size, counting only messages not counted before
+        (a conversation that grows costs the same per turn at turn 10 and 1,000)."""
+        if not isinstance(messages, list) or not messages:
+            return _tokens(messages)
+        n, total, first, last = self._counted
+        if 0 < n <= len(messages) and messages[0] is first and messages[n - 1] is last:
+            total += sum(_tokens(m) for m in messages[n:])
+        else:
+            total = sum(_tokens(m) for m in messages)
+        self._counted = (len(messages), total, messages[0], messages[-1])
+        return max(1, total)
 
     def _remember(self, message: Any) -> None:
         content = list(getattr(message, "content", None) or [])
