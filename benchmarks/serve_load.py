@@ -93,6 +93,10 @@ def message_from_stream(text: str) -> dict:
                 blocks[i]["text"] += delta["text"]
             elif delta["type"] == "input_json_delta":
                 partial[i] = partial.get(i, "") + delta["partial_json"]
+            elif delta["type"] == "thinking_delta":
+                blocks[i]["thinking"] = blocks[i].get("thinking", "") + delta["thinking"]
+            elif delta["type"] == "signature_delta":  # sent back unchanged, as the API requires
+                blocks[i]["signature"] = delta["signature"]
         elif kind == "message_delta":
             message.update(event["delta"])
         elif kind == "error":
