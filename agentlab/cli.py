@@ -144,7 +144,7 @@ def _confirm(console: Any, read: Any = input) -> Any:
     from rich.text import Text
 
     from agentlab.terminal import command_lines, has_hidden
-    from agentlab.tools.policy import Verdict, describe_call
+    from agentlab.tools.policy import Verdict, describe_call, read_answer
 
     def ask(call: Any) -> Verdict:
         command = describe_call(call)
@@ -163,13 +163,12 @@ def _confirm(console: Any, read: Any = input) -> Any:
                 answer = read(t("cli.prompt")).strip()
             except EOFError:
                 return Verdict.deny(t("cli.no_answer"))
-            word, _, rest = answer.partition(" ")
-            word, rest = word.lower(), rest.strip()
-            if word in ("y", "yes", "是"):
+            what, rest = read_answer(answer)
+            if what == "approve":
                 return Verdict.approve()
-            if word in ("", "n", "no", "否"):
+            if what == "deny":
                 return Verdict.deny(rest or t("result.denied_default"))
-            if word in ("e", "edit", "改") and rest:
+            if what == "edit" and rest:
                 return Verdict.edit({"command": rest})
             console.print(Text(t("cli.unknown_answer"), style="yellow"))
 

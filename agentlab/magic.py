@@ -75,7 +75,7 @@ from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
 from agentlab.loop import Interrupted
 from agentlab.stepper import AgentLoop
-from agentlab.tools.policy import Verdict, asks_by_default, describe_call
+from agentlab.tools.policy import Verdict, asks_by_default, describe_call, read_answer
 
 __all__ = [
     "AgentMagics",
@@ -431,13 +431,12 @@ def ask_in_terminal(call: Any) -> Verdict:
             answer = input(t("magic.confirm_prompt")).strip()
         except EOFError:
             return Verdict.deny(t("cli.no_answer"))
-        word, _, rest = answer.partition(" ")
-        word, rest = word.lower(), rest.strip()
-        if word in ("y", "yes", "是"):
+        what, rest = read_answer(answer)
+        if what == "approve":
             return Verdict.approve()
-        if word in ("", "n", "no", "否"):
+        if what == "deny":
             return Verdict.deny(rest or t("result.denied_default"))
-        if word in ("e", "edit", "改"):
+        if what == "edit":
             break
         print(t("cli.unknown_answer"), flush=True)
     try:

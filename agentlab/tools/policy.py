@@ -41,6 +41,7 @@ __all__ = [
     "asks_by_default",
     "describe_call",
     "lesson_blocklist",
+    "read_answer",
     "split_commands",
 ]
 
@@ -67,6 +68,23 @@ class Verdict:
     @classmethod
     def edit(cls, new_input: Mapping[str, Any], reason: str = "") -> Verdict:
         return cls("edit", reason, dict(new_input))
+
+
+def read_answer(answer: str) -> tuple[str | None, str]:
+    """A typed answer at an approval prompt: ``("approve" | "deny" | "edit" | None, rest)``.
+
+    ``y``/``yes``/``是`` approve; Enter, ``n``/``no``/``否`` deny (the rest of the line is the
+    reason); ``e``/``edit``/``改`` edit (the rest is the new command). None: not understood.
+    """
+    word, _, rest = answer.strip().partition(" ")
+    word, rest = word.lower(), rest.strip()
+    if word in ("y", "yes", "是"):
+        return "approve", rest
+    if word in ("", "n", "no", "否"):
+        return "deny", rest
+    if word in ("e", "edit", "改"):
+        return "edit", rest
+    return None, rest
 
 
 def as_verdict(answer: Any) -> Verdict:
