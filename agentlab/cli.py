@@ -26,46 +26,38 @@ def _positive(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="agentlab", description="Learn how an LLM agent loop works.")
+    p = argparse.ArgumentParser(prog="agentlab", description=t("cli.help.about"))
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the agent loop on one task, turn by turn")
-    run.add_argument("task", help="what to ask, in plain words")
-    run.add_argument(
-        "--max-turns", type=_positive, default=10, help="most model requests (default 10)"
-    )
-    run.add_argument("--model", default=None, help="model name (with a real API key)")
+    run = sub.add_parser("run", help=t("cli.help.run"))
+    run.add_argument("task", help=t("cli.help.task"))
+    run.add_argument("--max-turns", type=_positive, default=10, help=t("cli.help.max_turns"))
+    run.add_argument("--model", default=None, help=t("cli.help.model"))
     run.add_argument(
         "--yes",
         action="store_true",
-        help="run tools without asking (a real model asks first; the offline demo never asks)",
+        help=t("cli.help.yes"),
     )
-    run.add_argument("--offline", action="store_true", help="use the demo model even with a key")
-    run.add_argument("--lang", choices=["en", "zh"], default=None, help="language of what is shown")
-    run.add_argument("--stream", action="store_true", help="show the model's text as it is written")
+    run.add_argument("--offline", action="store_true", help=t("cli.help.offline"))
+    run.add_argument("--lang", choices=["en", "zh"], default=None, help=t("cli.help.lang"))
+    run.add_argument("--stream", action="store_true", help=t("cli.help.stream"))
+    run.add_argument("--workspace", action="store_true", help=t("cli.help.workspace"))
+    run.add_argument("--save", metavar="PATH", help=t("cli.help.save"))
+    run.add_argument("--record", metavar="PATH", help=t("cli.help.record"))
+    run.add_argument("--cache", action="store_true", help=t("cli.help.cache"))
     run.add_argument(
-        "--workspace", action="store_true", help="run commands in a fresh temporary folder"
+        "--max-total-tokens", type=int, default=None, help=t("cli.help.max_total_tokens")
     )
-    run.add_argument("--save", metavar="PATH", help="write the history to PATH as JSON")
-    run.add_argument("--record", metavar="PATH", help="record every request and reply (JSON lines)")
-    run.add_argument("--cache", action="store_true", help="mark the history for prompt caching")
-    run.add_argument(
-        "--max-total-tokens", type=int, default=None, help="stop past this many tokens"
-    )
-    run.add_argument(
-        "--max-cost", type=float, default=None, help="stop past this estimated cost ($)"
-    )
+    run.add_argument("--max-cost", type=float, default=None, help=t("cli.help.max_cost"))
     serve = sub.add_parser(
         "serve",
         add_help=False,
-        help="serve the Messages API locally (the demo model) for a class; --help for options",
+        help=t("cli.help.serve"),
     )
-    serve.add_argument("options", nargs="*", help="see agentlab serve --help")
-    sub.add_parser("doctor", help="check what a class needs (model, bash, JupyterLab, fonts)")
+    serve.add_argument("options", nargs="*", help=t("cli.help.serve_options"))
+    sub.add_parser("doctor", help=t("cli.help.doctor"))
     from agentlab import lessons
 
-    lessons.add_arguments(
-        sub.add_parser("lessons", help="copy the lessons into a folder and open JupyterLab")
-    )
+    lessons.add_arguments(sub.add_parser("lessons", help=t("cli.help.lessons")))
     return p
 
 
@@ -259,6 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentlab import testing
 
         return testing.main(argv[1:])
+    if "--lang" in argv[:-1]:  # so that --help is in that language too
+        from agentlab.i18n import set_language
+
+        choice = argv[argv.index("--lang") + 1]
+        if choice in ("en", "zh"):
+            set_language(choice)
     args = _parser().parse_args(argv)
     if args.command == "run":
         return run(args)

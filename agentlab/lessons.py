@@ -104,19 +104,15 @@ def _free_port() -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``lessons`` subcommand's options (used by ``agentlab.cli``)."""
     parser.add_argument(
-        "dir", nargs="?", default=DEFAULT_DIR, help=f"where to put them (default ./{DEFAULT_DIR})"
+        "dir", nargs="?", default=DEFAULT_DIR, help=t("cli.help.lessons_dir", default=DEFAULT_DIR)
     )
-    parser.add_argument(
-        "--copy-only", action="store_true", help="copy the lessons, do not start JupyterLab"
-    )
+    parser.add_argument("--copy-only", action="store_true", help=t("cli.help.copy_only"))
     parser.add_argument(
         "--no-browser",
         action="store_true",
-        help="start JupyterLab without opening a browser; print the address of lesson 01",
+        help=t("cli.help.no_browser"),
     )
-    parser.add_argument(
-        "--port", type=int, default=None, help="JupyterLab's port (default: a free one)"
-    )
+    parser.add_argument("--port", type=int, default=None, help=t("cli.help.port"))
 
 
 def run(args: argparse.Namespace) -> int:
