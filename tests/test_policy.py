@@ -90,6 +90,8 @@ CHAINED = [
     "ls <<< x",
     "ls 'unclosed",
     "ls \\; rm -rf ~",  # bash: one command; shlex: two; either way asked, never allowed
+    "LD_PRELOAD=/tmp/x.so ls",
+    "{ ls; rm -rf ~; }",
 ]
 
 
