@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
+from agentlab.schema import _common  # the shape of the turns a loop writes
 
 __all__ = [
     "HistoryError",
@@ -85,10 +86,12 @@ def as_dict(obj: Any) -> Any:
     kind = type(obj)
     if kind is str or kind is int or kind is float or kind is bool or obj is None:
         return obj
-    if kind is dict or isinstance(obj, Mapping):
+    if kind is dict:
         return {k: as_dict(v) for k, v in obj.items()}
     if kind is list or kind is tuple:
         return [as_dict(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {k: as_dict(v) for k, v in obj.items()}
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json", exclude_none=True)
     return obj
@@ -389,15 +392,76 @@ def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True
 
 def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> list[Problem]:
     """Problems of ``message`` standing at index ``i`` right after ``prev`` (None: first)."""
+    if _fine(prev, message, pending_ok):
+        return []
     problems = _schema(i, message)
     if prev is None:
         problems += _first_role(message)
     problems += _check_message(i, message, last=True)
-    if prev is not None and not blocks(prev) and _role(prev) == "assistant":
+    if prev is not None and _role(prev) == "assistant":  # an empty reply may only come last
         problems += [p for p in _check_message(i - 1, prev, last=False) if p.rule == "empty"]
     problems += _check_pair(i, prev, message, pending_ok)
     problems += _check_pair(i + 1, message, None, pending_ok)
     return problems
+
+
+def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
+    """True when ``message`` after ``prev`` is one of the turns a loop writes every
+    turn and breaks no rule above: a task, a reply, its tool results.
+
+    The same answer as the rules, found in one pass, for the messages ``append``
+    sees every turn; anything unusual answers False and gets the full check
+    (tests/test_history.py compares the two on generated histories).
+    """
+    if not _common(message):
+        return False
+    wanted: list[str] = []  # the tool calls of prev: message must answer them
+    if prev is None:
+        if message["role"] != "user":
+            return False
+    elif type(prev) is not dict:
+        return False
+    elif prev.get("role") == "assistant":
+        before = prev.get("content")
+        if not before or type(before) not in (str, list):
+            return False  # an empty reply may only be the last message
+        for b in before if type(before) is list else ():
+            if type(b) is not dict:
+                return False
+            if b.get("type") == "tool_use":
+                if type(b.get("id")) is not str or b["id"] in wanted:
+                    return False
+                wanted.append(b["id"])
+    content = message["content"]
+    if type(content) is str:
+        return not wanted and content.strip() != ""
+    if not content:
+        return False
+    if message["role"] == "assistant":
+        seen: set[str] = set()
+        for b in content:
+            kind = b["type"]
+            if kind == "tool_use":
+                if b["id"] in seen:
+                    return False
+                seen.add(b["id"])
+            elif kind == "text":
+                if not b["text"].strip():
+                    return False
+            elif kind != "thinking":
+                return False
+        return not wanted and (pending_ok or not seen)
+    answered: list[str] = []  # a user turn: the results first, then text
+    for b in content:
+        kind = b["type"]
+        if kind == "tool_result":
+            if len(answered) < len(wanted) and b["tool_use_id"] == wanted[len(answered)]:
+                answered.append(b["tool_use_id"])
+                continue
+            return False
+        if kind != "text" or not b["text"].strip() or len(answered) < len(wanted):
+            return False
+    return len(answered) == len(wanted)
 
 
 # --------------------------------------------------------------------------

@@ -108,7 +108,7 @@ def request(
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
         "max_tokens": max_tokens,
-        "messages": list(messages),  # a copy of the list: the caller's list is never touched
+        "messages": messages,  # sent as it is: nothing here or in the SDK changes it
     }
     if system:
         body["system"] = system
@@ -175,12 +175,16 @@ def decide(response: Message) -> Decision:
         reason, content = response.stop_reason, response.content
     else:
         wrong_reply(response)  # the history, a message...: fail now, saying the fix
-    uses = tuple(b for b in content or () if _get(b, "type") == "tool_use")
+    uses = tuple(b for b in content or () if _type(b) == "tool_use")
     if reason == "tool_use" and uses:
         return Decision("execute", reason, uses)
     if reason == "pause_turn":
         return Decision("continue", reason, (), uses)
     return Decision("stop", reason, (), uses)  # anything else: run nothing
+
+
+def _type(block: Any) -> Any:
+    return block.get("type") if type(block) is dict else getattr(block, "type", None)
 
 
 def not_run(tool_uses: Iterable[Any], reason: str) -> list[dict[str, Any]]:
@@ -233,6 +237,7 @@ def _run_one(
     table: dict[str, Any],
     approve: Callable[[Any], Any] | None,
     on_event: Callable[[Event], None] | None,
+    audit: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     name, tool_input = _get(use, "name"), _get(use, "input")
     tool = table.get(name)
@@ -247,9 +252,8 @@ def _run_one(
             on_event(Event("approval", {"tool_use": use}))
         verdict = as_verdict(approve(use))
         if verdict.action == "deny":
-            if on_event is not None:
-                data = {"tool_use": use, "verdict": "denied", "reason": verdict.reason}
-                on_event(Event("tool_end", {**data, "duration": 0.0, "is_error": True}))
+            denied = {"verdict": "denied", "reason": verdict.reason, "duration": 0.0}
+            _note(use, tool_input, {**denied, "is_error": True}, on_event, audit)
             why = verdict.reason or t("result.denied_default")
             said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
             return _error_result(use, t(said, reason=why))
@@ -268,8 +272,16 @@ def _run_one(
         raise
     except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
-    if on_event is not None:
-        on_event(Event("tool_end", _ran(use, verdict, tool_input, start, is_error, out)))
+    if on_event is not None or audit is not None:
+        ran = {
+            "verdict": "edited" if verdict.action == "edit" else "approved",
+            "duration": time.monotonic() - start,
+            "is_error": is_error,
+            "exit_code": getattr(out, "exit_code", None),
+            "truncated": getattr(out, "truncated", False),
+            "timed_out": getattr(out, "timed_out", False),
+        }
+        _note(use, tool_input, ran, on_event, audit)
     if verdict.action == "edit":  # tell the model what really ran
         note = t("result.edited", input=describe_call({"name": name, "input": tool_input}))
         if isinstance(content, str):
@@ -282,18 +294,21 @@ def _run_one(
     return result
 
 
-def _ran(use: Any, verdict: Verdict, tool_input: Any, start: float, is_error: bool, out: Any):
-    """What a ``tool_end`` event says about a call that ran."""
-    return {
-        "tool_use": use,
-        "verdict": {"approve": "approved", "edit": "edited"}.get(verdict.action, verdict.action),
-        "input": tool_input,
-        "duration": time.monotonic() - start,
-        "is_error": is_error,
-        "exit_code": getattr(out, "exit_code", None),
-        "truncated": getattr(out, "truncated", False),
-        "timed_out": getattr(out, "timed_out", False),
-    }
+def _note(
+    use: Any,
+    tool_input: Any,
+    what: dict[str, Any],
+    on_event: Callable[[Event], None] | None,
+    audit: list[dict[str, Any]] | None,
+) -> None:
+    """Record what became of one call: in ``audit`` (its id, name, the input that
+    ran, the verdict...) and as a ``tool_end`` event for whoever listens."""
+    if audit is not None:
+        audit.append(
+            {"tool_use_id": _get(use, "id"), "name": _get(use, "name"), "input": tool_input, **what}
+        )
+    if on_event is not None:
+        on_event(Event("tool_end", {"tool_use": use, "input": tool_input, **what}))
 
 
 def execute(
@@ -302,13 +317,16 @@ def execute(
     *,
     approve: Callable[[Any], Any] | None = None,
     on_event: Callable[[Event], None] | None = None,
+    audit: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run each tool call; return exactly one ``tool_result`` per call, in order.
 
     An unknown tool, bad input, an exception in the tool (even ``SystemExit``),
     or a denial by ``approve`` becomes an ``is_error`` result the model can
     read. Ctrl-C raises ``Interrupted``, whose ``results`` answer every call.
-    ``tools`` defaults to ``[agentlab.bash]``, as in the lesson.
+    ``tools`` defaults to ``[agentlab.bash]``, as in the lesson. ``audit``, if
+    given a list, gets one record per call run, denied or interrupted: the
+    input that ran, the verdict, the duration.
     """
     uses = tool_use_list(tool_uses)  # the whole reply, its content...: fail now, saying the fix
     if tools is None:
@@ -319,11 +337,22 @@ def execute(
     results: list[dict[str, Any]] = []
     for use in uses:
         try:
-            results.append(_run_one(use, table, approve, on_event))
+            results.append(_run_one(use, table, approve, on_event, audit))
         except KeyboardInterrupt:
             done = len(results)
             results.append(_error_result(uses[done], t("result.interrupted")))
             results += [_error_result(u, t("result.interrupted_skipped")) for u in uses[done + 1 :]]
+            if audit is not None:  # the call that was running counts too
+                use = uses[done]
+                stopped = {"verdict": "interrupted", "is_error": True}
+                audit.append(
+                    {
+                        "tool_use_id": _get(use, "id"),
+                        "name": _get(use, "name"),
+                        "input": _get(use, "input"),
+                        **stopped,
+                    }
+                )
             if on_event is not None:
                 on_event(Event("interrupted", {"results": results, "tool_use": uses[done]}))
             raise Interrupted(results) from None
@@ -343,14 +372,23 @@ def _as_message(item: Any) -> dict[str, Any] | None:
     if isinstance(item, list | tuple):
         return {"role": "user", "content": as_dict(list(item))}
     if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
-        content = [
-            b.model_dump(mode="json", exclude_none=True) if hasattr(b, "model_dump") else as_dict(b)
-            for b in item.content
-        ]
+        content = [_dump(b) for b in item.content]
         return {"role": "assistant", "content": content} if content else None
     raise TypeError(
         f"append() takes a Message, a list of tool_result blocks, a string or a message dict, not {item!r}"
     )
+
+
+def _dump(block: Any) -> Any:
+    """One SDK content block as the JSON the API sent (``None`` fields left out).
+
+    What ``block.model_dump(mode="json", exclude_none=True)`` returns, from the
+    model's own pydantic serializer without the wrapper around it: half the cost,
+    paid on every reply."""
+    serializer = getattr(block, "__pydantic_serializer__", None)
+    if serializer is None:
+        return as_dict(block)
+    return serializer.to_python(block, mode="json", exclude_none=True)
 
 
 def append(messages: list[Any], item: Any) -> list[Any]:

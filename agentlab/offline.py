@@ -317,6 +317,8 @@ class ScriptedClient:
         self._counted: tuple[int, int, Any, Any] = (0, 0, None, None)  # see _input_tokens
 
     def _reply(self, params: dict[str, Any]) -> Message:
+        if type(params.get("messages")) is list:  # what was sent, kept as it was then
+            params = {**params, "messages": list(params["messages"])}
         if self.check:
             missing = None if self.any_model else unknown_model(params)
             if missing:
@@ -326,7 +328,7 @@ class ScriptedClient:
             )
             if errors:
                 raise bad_request(errors[0])
-            self._seen = list(params.get("messages") or [])
+            self._seen = params.get("messages") or []
             self.requests.append(params)
         else:
             self.requests.append(params)

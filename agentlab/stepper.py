@@ -51,8 +51,8 @@ _USAGE = (
 )
 
 
-def _usage(response: Any) -> dict[str, int]:
-    u = _get(response, "usage")
+def _usage(u: Any) -> dict[str, int]:
+    """One reply's ``usage`` (an SDK object, a dict or None) as a dict of counts."""
     if isinstance(u, dict):
         return {k: int(u.get(k) or 0) for k in _USAGE}
     return {k: int(getattr(u, k, 0) or 0) for k in _USAGE}
@@ -128,9 +128,9 @@ class AgentLoop:
         self.results: list[dict[str, Any]] | None = None
         self.turns = 0
         self._base = 0  # turns made before the current task (see ask)
-        self.turn_usage: list[dict[str, int]] = []
-        self.audit: list[dict[str, Any]] = []
-        self.durations: dict[str, float] = {}
+        self._usages: list[Any] = []  # each reply's usage as it came (turn_usage reads them)
+        self._turn_usage: list[dict[str, int]] = []
+        self.audit: list[dict[str, Any]] = []  # one record per tool call: what ran, verdict, time
         self.stop_reason: str | None = None  # the API's value, from the last reply
         self.ended: str | None = None  # one of ENDINGS once the loop is done
         self.explanation = ""
@@ -152,23 +152,9 @@ class AgentLoop:
             fn(event)
 
     def _on_tool(self, event: Event) -> None:
-        """``execute``'s events: keep the audit of what ran, then pass them on."""
-        if event.kind == "tool_end":
-            self._record(event.data["tool_use"], event.data)
-        elif event.kind == "interrupted":  # the call that was running counts too
-            self._record(event.data["tool_use"], {"verdict": "interrupted", "is_error": True})
-        if self._listeners:
-            for fn in list(self._listeners):
-                fn(event)
-
-    def _record(self, use: Any, data: dict[str, Any]) -> None:
-        uid = _get(use, "id")
-        if "duration" in data:
-            self.durations[str(uid)] = float(data["duration"])
-        entry = {"tool_use_id": uid, "name": _get(use, "name"), "input": _get(use, "input")}
-        entry.update(data)
-        entry.pop("tool_use", None)
-        self.audit.append(entry)
+        """``execute``'s events, passed on to the listeners."""
+        for fn in list(self._listeners):
+            fn(event)
 
     def _on_text(self, text: str) -> None:
         if self._listeners:
@@ -178,6 +164,18 @@ class AgentLoop:
     @property
     def done(self) -> bool:
         return self.stage == "done"
+
+    @property
+    def turn_usage(self) -> list[dict[str, int]]:
+        """The tokens of each model request, in order (read from the replies when asked)."""
+        while len(self._turn_usage) < len(self._usages):
+            self._turn_usage.append(_usage(self._usages[len(self._turn_usage)]))
+        return self._turn_usage
+
+    @property
+    def durations(self) -> dict[str, float]:
+        """How long each tool call ran, by tool_use id (from the audit)."""
+        return {str(a["tool_use_id"]): a["duration"] for a in self.audit if "duration" in a}
 
     @property
     def usage(self) -> dict[str, int]:
@@ -232,7 +230,7 @@ class AgentLoop:
         self.turns += 1
         self.response = response
         self.stop_reason = _get(response, "stop_reason")
-        self.turn_usage.append(_usage(response))
+        self._usages.append(_get(response, "usage"))
         if self._listeners:
             self._emit("response", response=response, usage=self.turn_usage[-1])
         append(self.messages, response)  # the lesson saves the reply first, then decides
@@ -258,7 +256,11 @@ class AgentLoop:
     def _execute(self) -> None:
         assert self.decision is not None
         self.results = execute(
-            self.decision.tool_uses, self._table, approve=self.approve, on_event=self._on_tool
+            self.decision.tool_uses,
+            self._table,
+            approve=self.approve,
+            on_event=self._on_tool if self._listeners else None,
+            audit=self.audit,
         )
         if self._listeners:
             self._emit("results", results=self.results)

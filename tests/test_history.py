@@ -1,8 +1,11 @@
 import json
 import re
+from unittest import mock
 
 import anthropic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab.history import check_at, check_next, pairings, to_markdown, validate
@@ -594,3 +597,66 @@ def test_anything_else_takes_the_full_walk(message):
     from agentlab import schema
 
     assert not schema._common(message) and schema.check_message(message, 0) != []
+
+
+# Messages made of a few parts, good and bad, to compare the one-pass check of the
+# turns a loop writes (history._fine) with the full rules.
+_TEXTS = st.sampled_from(["hi", "", "  "])
+_IDS = st.sampled_from(["toolu_a", "toolu_b"])
+_BLOCKS = st.one_of(
+    st.builds(lambda x: {"type": "text", "text": x}, _TEXTS),
+    st.builds(lambda i: {"type": "tool_use", "id": i, "name": "bash", "input": {}}, _IDS),
+    st.builds(lambda i: {"type": "tool_result", "tool_use_id": i, "content": "ok"}, _IDS),
+    st.just({"type": "thinking", "thinking": "", "signature": "EqQB"}),
+    st.just({"type": "image"}),
+)
+_MESSAGES = st.builds(
+    lambda role, content: {"role": role, "content": content},
+    st.sampled_from(["user", "assistant", "system"]),
+    st.one_of(_TEXTS, st.lists(_BLOCKS, max_size=4)),
+)
+
+
+_REPLIES = st.builds(  # assistant turns with calls: what the pairing rules are about
+    asst, st.sampled_from(["toolu_a", "toolu_b"]).map(use), _IDS.map(use), _BLOCKS
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    data=st.data(),
+    prev=st.one_of(st.none(), _MESSAGES, _REPLIES),
+    pending_ok=st.booleans(),
+)
+def test_the_one_pass_check_never_passes_what_the_rules_refuse(data, prev, pending_ok):
+    from agentlab import history
+
+    # Often the next message is made from prev's own calls: all answered, some,
+    # out of order, with text before or after, or a stranger's result.
+    calls = [b for b in (prev or {}).get("content") or [] if isinstance(b, dict)]
+    answers = [result(b["id"]) for b in calls if b.get("type") == "tool_use"]
+    extra = st.sampled_from([[], [{"type": "text", "text": "hi"}], [result("toolu_c")]])
+    near = st.builds(
+        lambda role, some, k, before, after: {"role": role, "content": before + some[:k] + after},
+        st.sampled_from(["user", "user", "assistant"]),
+        st.permutations(answers),
+        st.integers(0, len(answers)),
+        extra,
+        extra,
+    )
+    message = data.draw(st.one_of(_MESSAGES, near))
+    if history._fine(prev, message, pending_ok):
+        with mock.patch.object(history, "_fine", lambda *a: False):  # the rules alone
+            assert check_at(1, prev, message, pending_ok=pending_ok) == []
+
+
+def test_the_one_pass_check_takes_the_turns_a_loop_writes():
+    from agentlab import history
+
+    reply = asst({"type": "text", "text": "Let me look."}, use("toolu_1"), use("toolu_2"))
+    results = user(result("toolu_1"), result("toolu_2", "boom", is_error=True))
+    assert history._fine(None, TASK, True)
+    assert history._fine(TASK, reply, True)
+    assert history._fine(reply, results, True)
+    assert history._fine(results, asst({"type": "text", "text": "Two files."}), False)
+    assert not history._fine(TASK, reply, False)  # its calls must be answered by the end

@@ -50,7 +50,7 @@ class Tool:
         """Check ``input`` and call the function. Raises ToolInputError on bad input."""
         if self.fn is None:
             raise LookupError(f"tool {self.name!r} has no implementation")
-        if not isinstance(input, Mapping):
+        if type(input) is not dict and not isinstance(input, Mapping):
             raise ToolInputError(f"input must be a JSON object, got {type(input).__name__}")
         args = dict(input)
         _check_required(self.input_schema, args)  # @tool functions are also checked by pydantic
@@ -65,26 +65,28 @@ class Tool:
         return f"Tool({self.name!r})"
 
 
+_TYPES: dict[str, type | tuple[type, ...]] = {  # JSON Schema's names for Python's types
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+}
+
+
 def _check_required(schema: Mapping[str, Any], args: Mapping[str, Any]) -> None:
     """A small check for hand-written schemas: required keys and string/int types."""
     props = schema.get("properties") or {}
     missing = [k for k in schema.get("required") or [] if k not in args]
     if missing:
         raise ToolInputError(f"missing required field(s): {', '.join(missing)}")
-    types: dict[str, type | tuple[type, ...]] = {
-        "string": str,
-        "integer": int,
-        "number": (int, float),
-        "boolean": bool,
-        "object": dict,
-        "array": list,
-    }
     for key, value in args.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
                 raise ToolInputError(f"unexpected field {key!r}")
             continue
-        want = types.get(str(props[key].get("type")))
+        want = _TYPES.get(str(props[key].get("type")))
         if want is not None and not isinstance(value, want):
             raise ToolInputError(
                 f"field {key!r} should be {props[key]['type']}, got {type(value).__name__}"
