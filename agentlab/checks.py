@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentlab import models, thinking
-from agentlab.history import as_dict, blocks, check_at, validate
+from agentlab.history import as_dict, blocks, check_at, misplaced_system, validate
 
 __all__ = [
     "SDK_API_VERSION",
@@ -254,8 +254,9 @@ def _history(
             out += [str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)]
         return out
     errors: list[str] = []
-    # `role: "system"` messages: accepted after a user turn on the models whose
-    # row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message.
+    # `role: "system"` messages: accepted right after a user turn on the models
+    # whose row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message
+    # and after an assistant turn or another system message.
     kept: list[Any] = []
     index: list[int] = []  # original index of each kept message
     for i, m in enumerate(messages):
@@ -271,6 +272,8 @@ def _history(
             )
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        else:  # only right after a user turn (agentlab's wording: see misplaced_system)
+            errors += [str(p) for p in misplaced_system(i, messages[i - 1], m)]
     if errors:
         return errors
     if kept and seen and len(kept) == len(messages) and _extends(kept, seen):

@@ -438,6 +438,8 @@ EN: dict[str, str] = {
     "view.copy.done": "Copied {n} {n:message|messages} ({size}) to the clipboard; the text is also in the box below.",
     "diagram.stopped": "stopped",
     "diagram.ended": "ended here",
+    # leftovers (issues 12/13): system messages mid-conversation
+    "hint.system_after_user": "A `system` message may only come right after a user turn (the task or the tool results). Move it there, or merge it into the `system` message before it.",
 }
 
 ZH: dict[str, str] = {
@@ -844,6 +846,8 @@ ZH: dict[str, str] = {
     "view.copy.done": "已把 {n} 条消息（{size}）复制到剪贴板；下面的文本框里也有这段文本。",
     "diagram.stopped": "已停止",
     "diagram.ended": "在此结束",
+    # leftovers (issues 12/13): system messages mid-conversation
+    "hint.system_after_user": "`system` 消息只能紧跟在用户轮次（任务或工具结果）之后。把它移到那里，或并入它前面的那条 `system` 消息。",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

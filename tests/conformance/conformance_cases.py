@@ -36,6 +36,7 @@ TOOL = {"name": "bash", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}  # fmt: skip
 USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}
+SYSTEM = {"role": "system", "content": "Be brief."}
 
 
 def req(model: str = SONNET, **fields: Any) -> dict[str, Any]:
@@ -115,6 +116,25 @@ CASES = [
          "top-level `system` parameter", SONNET_55 + "; " + UNKNOWN),
     Case("a system message after a user turn on Sonnet 5.5",
          req(messages=[USER, {"role": "system", "content": "Be brief."}]), 200, None, SONNET_55),
+    Case("a system message after tool results on Sonnet 5.5", req(tools=[TOOL], messages=[
+        USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]},
+        SYSTEM]), 200, None, SONNET_55 + " (a user turn, whatever its blocks)"),
+    Case("a system message after an assistant turn on Sonnet 5.5",
+         req(messages=[USER, {"role": "assistant", "content": "Hello."}, SYSTEM, USER]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after an "
+         "`assistant` turn (agentlab's check; the API's wording for this error is not public)",
+         SONNET_55 + " (accepted after a user turn); " + UNKNOWN),
+    Case("a system message between a tool call and its result on Sonnet 5.5",
+         req(tools=[TOOL], messages=[USER, {"role": "assistant", "content": [USE]}, SYSTEM,
+                                     {"role": "user", "content": [RESULT]}]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after an "
+         "`assistant` turn (agentlab's check; the API's wording for this error is not public)",
+         SONNET_55 + " (accepted after a user turn); " + UNKNOWN),
+    Case("two system messages in a row on Sonnet 5.5", req(messages=[USER, SYSTEM, SYSTEM]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after "
+         "another `system` message (agentlab's check; the API's wording for this error is not "
+         "public)", "agentlab's choice, stricter than may be needed: " + SONNET_55 + " documents "
+         "system messages after a user turn only, and two in a row can be merged; " + UNKNOWN),
     Case("a system message on Haiku 4.5",
          req(HAIKU, messages=[USER, {"role": "system", "content": "Be brief."}]), 400,
          "messages.1.role: Input should be 'user' or 'assistant'", MESSAGES_REF),
