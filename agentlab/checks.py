@@ -207,10 +207,17 @@ def _tool_choice(params: Mapping[str, Any], info: models.ModelInfo | None) -> li
         # (extended-thinking docs, "tool use" section); Sonnet 5.5 thinks adaptively
         # by default. Not confirmed word for word for Sonnet 5.5.
         return ["Thinking may not be enabled when tool_choice forces tool use."]
+    if kind in ("any", "tool") and info is not None:
+        asked = params.get("thinking")
+        if isinstance(asked, Mapping) and asked.get("type") not in (None, "disabled"):
+            # Models that accept a forced choice still refuse it with thinking on
+            # (extended-thinking docs, "tool use": only auto and none); same sentence.
+            return ["Thinking may not be enabled when tool_choice forces tool use."]
+    names = {t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)}
+    if kind == "any" and not names:
+        # A forced call with nothing to call; the API's wording is not public (agentlab's).
+        return ["tool_choice: 'any' forces a tool call, but the request defines no `tools`"]
     if kind == "tool":
-        names = {
-            t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)
-        }
         if choice.get("name") not in names:
             # The API refuses this; its exact wording is not public (agentlab's sentence).
             return [
