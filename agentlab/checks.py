@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentlab import models, thinking
-from agentlab.history import as_dict, blocks, check_at, validate
+from agentlab.history import as_dict, blocks, check_at, misplaced_system, validate
 
 __all__ = [
     "SDK_API_VERSION",
@@ -207,10 +207,17 @@ def _tool_choice(params: Mapping[str, Any], info: models.ModelInfo | None) -> li
         # (extended-thinking docs, "tool use" section); Sonnet 5.5 thinks adaptively
         # by default. Not confirmed word for word for Sonnet 5.5.
         return ["Thinking may not be enabled when tool_choice forces tool use."]
+    if kind in ("any", "tool") and info is not None:
+        asked = params.get("thinking")
+        if isinstance(asked, Mapping) and asked.get("type") not in (None, "disabled"):
+            # Models that accept a forced choice still refuse it with thinking on
+            # (extended-thinking docs, "tool use": only auto and none); same sentence.
+            return ["Thinking may not be enabled when tool_choice forces tool use."]
+    names = {t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)}
+    if kind == "any" and not names:
+        # A forced call with nothing to call; the API's wording is not public (agentlab's).
+        return ["tool_choice: 'any' forces a tool call, but the request defines no `tools`"]
     if kind == "tool":
-        names = {
-            t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)
-        }
         if choice.get("name") not in names:
             # The API refuses this; its exact wording is not public (agentlab's sentence).
             return [
@@ -254,8 +261,9 @@ def _history(
             out += [str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)]
         return out
     errors: list[str] = []
-    # `role: "system"` messages: accepted after a user turn on the models whose
-    # row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message.
+    # `role: "system"` messages: accepted right after a user turn on the models
+    # whose row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message
+    # and after an assistant turn or another system message.
     kept: list[Any] = []
     index: list[int] = []  # original index of each kept message
     for i, m in enumerate(messages):
@@ -271,6 +279,8 @@ def _history(
             )
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        else:  # only right after a user turn (agentlab's wording: see misplaced_system)
+            errors += [str(p) for p in misplaced_system(i, messages[i - 1], m)]
     if errors:
         return errors
     if kept and seen and len(kept) == len(messages) and _extends(kept, seen):

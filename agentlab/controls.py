@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
+
+from agentlab.i18n import t
 
 CHARS_PER_TOKEN = 4
 
@@ -55,6 +58,11 @@ def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     content = [dict(b) for b in data.get("content") or []]
     reason = data.get("stop_reason")
     choice = body.get("tool_choice") or {}
+    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        # A forced call comes first: the API prefills the turn, so the model writes
+        # no text before its tool_use blocks (docs, "Implement tool use", tool_choice).
+        first = next((i for i, b in enumerate(content) if b.get("type") == "tool_use"), 0)
+        content = [b for b in content[:first] if b.get("type") != "text"] + content[first:]
     if isinstance(choice, dict) and choice.get("type") == "none":
         content = [b for b in content if b.get("type") != "tool_use"]
     if isinstance(choice, dict) and choice.get("disable_parallel_tool_use"):
@@ -92,6 +100,40 @@ def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     if out is not None:
         result["usage"] = {**data["usage"], "output_tokens": max(1, min(out, budget or out))}
     return result
+
+
+def forcing(body: Mapping[str, Any]) -> bool:
+    """Does ``body``'s ``tool_choice`` say whether the reply must call a tool?"""
+    choice = body.get("tool_choice")
+    return isinstance(choice, Mapping) and choice.get("type") in ("any", "tool", "none")
+
+
+def disobeys(data: Mapping[str, Any], body: Mapping[str, Any], n: int) -> str | None:
+    """Why scripted reply number ``n`` (a message dict) breaks ``body``'s
+    ``tool_choice``, or None when it follows it.
+
+    The API never sends such a reply (Anthropic docs, "Implement tool use",
+    tool_choice, checked 2026-12-01: ``any`` must use one of the tools offered,
+    ``tool`` exactly the one named, ``none`` none at all), so a scripted one is
+    the script's mistake, not the code under test's. A refusal is let through:
+    it stops a reply whatever was asked.
+    """
+    if not forcing(body) or data.get("stop_reason") == "refusal":
+        return None
+    choice: Mapping[str, Any] = body["tool_choice"]
+    kind = choice["type"]
+    names = [b.get("name") for b in data.get("content") or [] if b.get("type") == "tool_use"]
+    if kind == "none" and names:
+        shown, wanted = "none", t("script.tool_choice.none")
+    elif kind == "any" and not names:
+        shown, wanted = "any", t("script.tool_choice.any")
+    elif kind == "tool" and (not names or any(x != choice.get("name") for x in names)):
+        shown = f"tool {choice.get('name')}"
+        wanted = t("script.tool_choice.tool", name=str(choice.get("name")))
+    else:
+        return None
+    called = ", ".join(map(str, names)) or t("script.tool_choice.nothing")
+    return t("script.tool_choice", n=n, choice=shown, wanted=wanted, got=called)
 
 
 def output_tokens(content: list[dict[str, Any]]) -> int:

@@ -41,6 +41,7 @@ __all__ = [
     "check_at",
     "check_next",
     "load",
+    "misplaced_system",
     "pairings",
     "result_text",
     "save",
@@ -276,9 +277,34 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
     return problems
 
 
+def misplaced_system(i: int, prev: Any, message: Any) -> list[Problem]:
+    """A ``system`` message at ``i`` that does not come right after a user turn.
+
+    The API accepts ``role: "system"`` mid-conversation after a user turn
+    (Sonnet 5.5 / Opus 4.8+; ../shared/ECOSYSTEM.md, from the Sonnet 5.5
+    migration guide, checked 2026-11-30). After an assistant turn it is refused
+    here; after another ``system`` message too: the documented place is after a
+    user turn, two in a row can always be merged into one, and agentlab would
+    rather refuse a history the API might accept than accept one it may refuse.
+    The API's wording for this error is not public: the text says it is agentlab's.
+    """
+    if prev is None or _role(message) != "system" or _role(prev) == "user":
+        return []
+    after = "another `system` message" if _role(prev) == "system" else "an `assistant` turn"
+    return [
+        Problem(
+            f"messages.{i}: a `system` message must come right after a `user` turn, not after "
+            f"{after} (agentlab's check; the API's wording for this error is not public)",
+            t("hint.system_after_user"),
+            i,
+            "system_after_user",
+        )
+    ]
+
+
 def _check_pair(i: int, prev: Any, message: Any | None, pending_ok: bool) -> list[Problem]:
     """Rules that tie message ``i`` (may be None: the end) to message ``i - 1``."""
-    problems: list[Problem] = []
+    problems: list[Problem] = misplaced_system(i, prev, message)
     prev_blocks = blocks(prev) if _role(prev) == "assistant" else []
     wanted = _ids(prev_blocks, "tool_use", "id")
     cur = blocks(message) if message is not None and _role(message) == "user" else []

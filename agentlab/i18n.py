@@ -438,6 +438,13 @@ EN: dict[str, str] = {
     "view.copy.done": "Copied {n} {n:message|messages} ({size}) to the clipboard; the text is also in the box below.",
     "diagram.stopped": "stopped",
     "diagram.ended": "ended here",
+    # leftovers (issues 12/13): system messages mid-conversation
+    "hint.system_after_user": "A `system` message may only come right after a user turn (the task or the tool results). Move it there, or merge it into the `system` message before it.",
+    "script.tool_choice": "Scripted reply {n} does not follow the request's tool_choice ({choice}): it must {wanted}, but it calls: {got}. Fix the script: the API never answers like this, so this is the script's mistake, not your code's.",
+    "script.tool_choice.any": "call at least one of the tools offered",
+    "script.tool_choice.tool": "call the tool {name} and no other",
+    "script.tool_choice.none": "call no tool",
+    "script.tool_choice.nothing": "no tool",
 }
 
 ZH: dict[str, str] = {
@@ -844,6 +851,13 @@ ZH: dict[str, str] = {
     "view.copy.done": "已把 {n} 条消息（{size}）复制到剪贴板；下面的文本框里也有这段文本。",
     "diagram.stopped": "已停止",
     "diagram.ended": "在此结束",
+    # leftovers (issues 12/13): system messages mid-conversation
+    "hint.system_after_user": "`system` 消息只能紧跟在用户轮次（任务或工具结果）之后。把它移到那里，或并入它前面的那条 `system` 消息。",
+    "script.tool_choice": "脚本里的第 {n} 个回复不符合请求的 tool_choice（{choice}）：它必须{wanted}，但它调用了：{got}。请修改脚本：API 从不这样回答，所以这是脚本的错，不是你的代码的错。",
+    "script.tool_choice.any": "至少调用一个提供的工具",
+    "script.tool_choice.tool": "只调用工具 {name}",
+    "script.tool_choice.none": "不调用任何工具",
+    "script.tool_choice.nothing": "无",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DemoClient",
+    "ScriptError",
     "ScriptedClient",
     "Threads",
     "bad_request",
@@ -267,6 +268,11 @@ class _Messages:
         return getattr(self._owner._sdk.messages, name)
 
 
+class ScriptError(ValueError):
+    """A scripted reply the API could never send for this request (one that breaks
+    its ``tool_choice``): the script's mistake, not the code under test's."""
+
+
 Reply = (
     Any  # a Message, a dict, a string, a list of blocks, an Exception, or a function of the request
 )
@@ -283,6 +289,9 @@ class ScriptedClient:
     asked for, as the API echoes it, and follows the request's ``max_tokens``,
     ``stop_sequences`` and ``tool_choice`` as ``agentlab serve`` does
     (``agentlab.controls``); a ready ``Message`` is returned exactly as it is.
+    A reply that breaks the request's ``tool_choice`` (no call under ``any``
+    or ``tool``, another tool under ``tool``, a call under ``none``) raises
+    ``ScriptError``: the API never answers like that, so the script is wrong.
     A model not in ``agentlab.models`` raises the SDK's ``NotFoundError``
     unless ``any_model=True`` (the default here, so a script may name any
     model; ``DemoClient`` is strict, as the server is).
@@ -346,6 +355,11 @@ class ScriptedClient:
             raise item
         if callable(item):
             item = item(params)
+        if controls.forcing(params):  # the script must do what tool_choice asks
+            built = item if hasattr(item, "stop_reason") else make_message(item)
+            wrong = controls.disobeys(built.model_dump(mode="json"), params, self._index)
+            if wrong:
+                raise ScriptError(wrong)
         if not hasattr(item, "stop_reason"):
             model = params.get("model")
             item = make_message(

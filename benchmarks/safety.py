@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from agentlab.secrets import redact
 from agentlab.terminal import plain, visible
 from agentlab.tools import shell
 from agentlab.tools.policy import Policy
-from agentlab.tools.shell import run_bash
+from agentlab.tools.shell import reaping, run_bash
 
 # The attacks themselves are the tests' own lists, so the counts here and the tests agree.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -95,24 +94,55 @@ def output() -> None:
     print(f"Terminal output (plain): {len(OUTPUT)} payloads tried, {len(left)} kept a control")
 
 
-def escapes(guard: bool) -> tuple[int, int]:
+# Every command below runs with this variable set, so whatever it leaves behind can be
+# found afterwards, wherever it went (see leftovers()).
+RUN_ID = f"{os.getpid()}-{time.time_ns()}"
+TAG = f"AGENTLAB_SAFETY_RUN={RUN_ID}".encode()
+
+
+def leftovers() -> list[int]:
+    """Processes still alive that one of our commands started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                tagged = TAG in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            except OSError:  # gone, or not ours to read
+                continue
+            if tagged and alive(int(entry)):
+                found.append(int(entry))
+    return found
+
+
+def escapes(
+    guard: bool, kinds: list[str] | None = None, timeouts: tuple[float, ...] = (30.0, 2.0)
+) -> tuple[int, int]:
+    """Run each escape with run_bash's guard on or off; count the runs that left a process.
+
+    With the guard off the escapees outlive the call (that is what the count
+    shows), so each run happens inside ``reaping()``: orphans come to this
+    process instead of init, and the same machinery run_bash's guard uses kills
+    every one of them (a forking loop included) before the next run.
+    """
     shell.GUARD = guard and sys.platform == "linux"
     survived = tried = 0
-    for command in ESCAPES.values():
-        for timeout in (30.0, 2.0):
-            with tempfile.TemporaryDirectory() as folder:
-                pids = Path(folder) / "pids"
-                wait = "; until [ -s {f} ]; do sleep 0.01; done"
-                extra = "; sleep 1000" if timeout < 30 else ""
-                run_bash((command + wait).format(f=pids) + extra, timeout=timeout)
-                time.sleep(0.05)
-                left = [int(x) for x in pids.read_text().split()] if pids.exists() else []
-                tried += 1
-                survivors = [p for p in left if alive(p)]
-                survived += bool(survivors)
-                for pid in survivors:  # clean up after the unguarded run
-                    os.kill(pid, signal.SIGKILL)
-    shell.GUARD = sys.platform == "linux"
+    try:
+        for kind in kinds or list(ESCAPES):
+            for timeout in timeouts:
+                with tempfile.TemporaryDirectory() as folder, reaping() as reaper:
+                    pids = Path(folder) / "pids"
+                    wait = "; until [ -s {f} ]; do sleep 0.01; done"
+                    extra = "; sleep 1000" if timeout < 30 else ""
+                    command = (ESCAPES[kind] + wait).format(f=pids) + extra
+                    run_bash(command, timeout=timeout, env={"AGENTLAB_SAFETY_RUN": RUN_ID})
+                    time.sleep(0.05)
+                    left = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+                    tried += 1
+                    survived += any(alive(p) for p in left)
+                    if reaper is not None:
+                        reaper.stop()
+    finally:
+        shell.GUARD = sys.platform == "linux"
     return tried, survived
 
 
@@ -136,3 +166,4 @@ if __name__ == "__main__":
             tried, survived = escapes(guard)
             state = "on (after)" if guard else "off (before)"
             print(f"Escaping processes, guard {state}: {tried} runs, {survived} left a process")
+        print(f"Processes of these runs still alive after the benchmark: {len(leftovers())}")

@@ -475,3 +475,21 @@ def test_a_command_cannot_read_the_key_from_its_parent(command: str) -> None:
     assert secret not in out and "ermission denied" in out
     if command.startswith("cat"):  # the control: without the guard the same read works
         assert secret in _as_nobody(command, secret, guard=False)
+
+
+@linux_only
+def test_the_safety_benchmark_leaves_nothing_behind() -> None:
+    """benchmarks/safety.py's unguarded pass lets escapes outlive run_bash (that is
+    what it counts), then must kill them all: a forking loop left running there
+    once filled the machine's process table."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "safety.py"
+    spec = importlib.util.spec_from_file_location("safety_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    safety = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(safety)
+    kinds = ["keeps forking", "setsid -f", "double fork + setsid"]
+    assert safety.escapes(False, kinds, timeouts=(30.0,)) == (3, 3)  # they did escape
+    assert bash_module.GUARD  # and the guard is back on
+    assert safety.leftovers() == []

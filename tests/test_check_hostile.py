@@ -8,6 +8,7 @@ state must be as it was, and the reference solution must still pass after it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import os
@@ -236,10 +237,28 @@ def asks_for_input(query):
     return {"role": "user", "content": input("your task? ")}
 
 
-def leaves_a_process_behind(response):
-    child = subprocess.Popen(["sleep", "60"])
+def _record(pids):
     with open(os.environ["AGENTLAB_TEST_PIDS"], "a") as f:
-        f.write(f"{child.pid}\n")
+        f.write("".join(f"{pid}\n" for pid in pids))
+
+
+def _host_children():
+    """This process's children as the test (outside any PID namespace) numbers them.
+
+    Inside check()'s PID namespace ``Popen(...).pid`` is a number in that
+    namespace; /proc here is the machine's, and lists children by their real ids.
+    """
+    me = os.readlink("/proc/self")  # the real id: /proc resolves "self" in its own namespace
+    found = []
+    for tid in os.listdir(f"/proc/{me}/task"):
+        with open(f"/proc/{me}/task/{tid}/children") as f:
+            found += f.read().split()
+    return found
+
+
+def leaves_a_process_behind(response):
+    subprocess.Popen(["sleep", "60"])
+    _record(_host_children())
     return "stop" if response.stop_reason != "tool_use" else "wrong"
 
 
@@ -392,3 +411,128 @@ def test_without_fork_the_thread_fallback_still_contains_exceptions(monkeypatch)
         report = check(exercise, fn, timeout=LIMIT)
         assert isinstance(report, Report) and not report.passed
         assert check(exercise, getattr(reference, exercise), timeout=2).passed
+
+
+# -- processes that leave the process group, and a kill aimed at the checker ---------------
+# (issue 13's leftover: os.setsid() escaped the process-group kill)
+
+
+def setsid_and_a_sleeping_grandchild(query):
+    if os.fork() == 0:  # the child leaves the process group, then starts a sleeper
+        os.setsid()
+        subprocess.Popen(["sleep", "60"])
+        _record([os.readlink("/proc/self"), *_host_children()])
+        time.sleep(60)
+        os._exit(0)
+    time.sleep(0.3)  # the pids are on record before check ends this scenario
+    return {"role": "user", "content": query}
+
+
+def double_forks(query):
+    if os.fork() == 0:
+        if os.fork() == 0:  # the grandchild, orphaned when its parent exits
+            os.setsid()
+            _record([os.readlink("/proc/self")])
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(0.3)
+    return {"role": "user", "content": query}
+
+
+def _namespaces_here() -> bool:
+    """Can this machine give check() a PID namespace? (tried in a throwaway child)"""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if sandbox._new_pid_namespace() else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+from agentlab.exercises import sandbox  # noqa: E402
+
+linux = pytest.mark.skipif(sys.platform != "linux", reason="subreaper and namespaces: Linux")
+
+
+@linux
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespace", "no namespace"])
+@pytest.mark.parametrize("fn", [setsid_and_a_sleeping_grandchild, double_forks])
+def test_no_process_outlives_check(fn, namespaces, tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "NAMESPACES", namespaces)
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("AGENTLAB_TEST_PIDS", str(pids))
+    children = sandbox_children()
+    check("first_message", fn, timeout=2)
+    recorded = [int(p) for p in pids.read_text().split()]
+    assert len(recorded) >= 1 + (fn is setsid_and_a_sleeping_grandchild)
+    deadline = time.monotonic() + 2  # killed before check returns; allow for a slow /proc
+    while [p for p in recorded if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in recorded if _alive(p)] == []
+    assert sandbox_children() == children  # nothing left for us to reap either
+
+
+def sandbox_children() -> set[str]:
+    me = os.getpid()
+    found: set[str] = set()
+    for tid in os.listdir(f"/proc/{me}/task"):
+        with open(f"/proc/{me}/task/{tid}/children") as f:
+            found.update(f.read().split())
+    return found
+
+
+@linux
+def test_without_the_reaper_a_setsid_child_outlives_check(tmp_path, monkeypatch):
+    """The control: the test above could fail. Without reaping() and the namespace,
+    the process-group kill misses what called setsid."""
+    from contextlib import nullcontext
+
+    monkeypatch.setattr(sandbox, "NAMESPACES", False)
+    monkeypatch.setattr(exercises, "reaping", nullcontext)
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("AGENTLAB_TEST_PIDS", str(pids))
+    check("first_message", double_forks, timeout=2)
+    recorded = [int(p) for p in pids.read_text().split()]
+    try:
+        assert any(_alive(p) for p in recorded)
+    finally:
+        for pid in recorded:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+KILLS_ITS_PARENT = """
+import os, signal, sys
+from agentlab.exercises import check, sandbox
+sandbox.NAMESPACES = {namespaces}
+
+def first_message(query):
+    os.kill(os.getppid(), signal.SIGKILL)  # aimed at the process that runs check()
+    return {{"role": "user", "content": query}}
+
+report = check("first_message", first_message, timeout=1)
+print("checker alive, passed:", report.passed)
+"""
+
+
+def _run_checker(namespaces: bool) -> subprocess.CompletedProcess[str]:
+    script = KILLS_ITS_PARENT.format(namespaces=namespaces)
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+
+
+@linux
+def test_a_kill_aimed_at_the_checker_does_not_reach_it():
+    """In its own PID namespace the student's code sees pid 1 of that namespace as
+    its parent, and pid 1 ignores signals it has no handler for."""
+    if not _namespaces_here():
+        pytest.skip("this machine refuses unprivileged user+PID namespaces (see docs/exercises)")
+    done = _run_checker(namespaces=True)
+    assert done.returncode == 0, done.stderr
+    assert "checker alive, passed: True" in done.stdout
+
+
+@linux
+def test_without_a_namespace_the_kill_reaches_the_checker():
+    """The documented limit, and the control for the test above."""
+    done = _run_checker(namespaces=False)
+    assert done.returncode == -signal.SIGKILL

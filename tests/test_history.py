@@ -660,3 +660,38 @@ def test_the_one_pass_check_takes_the_turns_a_loop_writes():
     assert history._fine(reply, results, True)
     assert history._fine(results, asst({"type": "text", "text": "Two files."}), False)
     assert not history._fine(TASK, reply, False)  # its calls must be answered by the end
+
+
+# --- role "system" mid-conversation: only right after a user turn --------------------
+# ECOSYSTEM.md "The real API today" (Sonnet 5.5 migration guide, checked 2026-11-30):
+# accepted after a user turn. The refusals below are worded by agentlab (the API's
+# wording is not public) and must say so; validate, check_next and append agree.
+
+SYSTEM = {"role": "system", "content": "Be brief."}
+AFTER_ASSISTANT = (
+    "messages.2: a `system` message must come right after a `user` turn, not after an "
+    "`assistant` turn (agentlab's check; the API's wording for this error is not public)"
+)
+
+
+def test_a_system_message_only_after_a_user_turn():
+    reply = {"role": "assistant", "content": "Hello."}
+    use = {"role": "assistant", "content": [tool_use("bash", {"command": "ls"}, id="t1")]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]}
+    assert validate([TASK, SYSTEM, reply]) == []
+    assert validate([TASK, use, result, SYSTEM], pending_ok=True) == []
+    assert messages_of(validate([TASK, reply, SYSTEM, TASK])) == [AFTER_ASSISTANT]
+    assert messages_of(validate([TASK, use, SYSTEM, result]))[0] == AFTER_ASSISTANT  # first named
+    (twice,) = validate([TASK, SYSTEM, SYSTEM])
+    assert "not after another `system` message" in str(twice) and "agentlab's" in str(twice)
+    assert twice.rule == "system_after_user" and twice.hint
+    # check_next and append say the same, and append leaves the history as it was
+    assert messages_of(check_next([TASK, reply], SYSTEM)) == [AFTER_ASSISTANT]
+    assert check_next([TASK], SYSTEM) == []
+    history = [TASK, reply]
+    with pytest.raises(al.HistoryError, match="agentlab's check"):
+        al.append(history, SYSTEM)
+    assert history == [TASK, reply]
+    history = [TASK]
+    al.append(history, SYSTEM)
+    assert history == [TASK, SYSTEM]

@@ -346,3 +346,170 @@ def test_metadata_must_be_an_object():
     with pytest.raises(anthropic.BadRequestError, match="metadata: Input should be a valid"):
         _demo(metadata="x")
     assert _demo(metadata={"user_id": "student-1"}).stop_reason == "tool_use"
+
+
+# --- tool_choice: the demo is forced, a script that disobeys is refused ----------------
+# Source of the forcing rule: platform.claude.com/docs/en/agents-and-tools/tool-use/
+# implement-tool-use (tool_choice), checked 2026-12-01: "any" uses one of the tools
+# offered, {"type": "tool", "name": X} uses X, "none" no tool; with any/tool the API
+# prefills the turn, so no text comes before the call. On claude-sonnet-5-5 a forced
+# choice is a 400 (ECOSYSTEM.md, Sonnet 5.5 migration guide, checked 2026-11-30).
+
+from agentlab import models  # noqa: E402
+from agentlab.offline import ScriptError  # noqa: E402
+
+BASH = {
+    "name": "bash",
+    "description": "Run a command.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+    },
+}
+CALC = {
+    "name": "calc",
+    "description": "Do arithmetic.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer", "minimum": 1},
+            "op": {"enum": ["add", "sub"]},
+            "terms": {"type": "array", "items": {"type": "number"}, "minItems": 2},
+            "note": {"type": "string"},
+        },
+        "required": ["a", "op", "terms"],
+    },
+}
+LIST = [{"role": "user", "content": "list the files here"}]
+FORCING = [m for m in models.ids() if models.get(m).forced_tool_choice]
+
+
+def _ask(client, model, choice, tools=(BASH, CALC), messages=LIST):
+    return client.messages.create(
+        model=model, max_tokens=500, messages=messages, tools=list(tools), tool_choice=choice
+    )
+
+
+def test_some_models_accept_a_forced_choice_and_sonnet_5_5_does_not():
+    assert FORCING and "claude-sonnet-5-5" not in FORCING
+    for choice in ({"type": "any"}, {"type": "tool", "name": "bash"}):
+        with pytest.raises(anthropic.BadRequestError, match="tool_choice forces tool use"):
+            _ask(DemoClient(), "claude-sonnet-5-5", choice)
+        with pytest.raises(anthropic.BadRequestError, match="tool_choice forces tool use"):
+            _ask(
+                ScriptedClient([[tool_use("bash", {"command": "ls"})]]), "claude-sonnet-5-5", choice
+            )
+
+
+@pytest.mark.parametrize("model", FORCING)
+def test_the_demo_follows_a_forced_tool_choice(model, workspace):
+    import jsonschema
+
+    # any: one of the tools offered, the one its plan would call, and nothing before it
+    reply = _ask(DemoClient(), model, {"type": "any"})
+    assert reply.stop_reason == "tool_use"
+    assert [(b.type, b.name, b.input) for b in reply.content] == [
+        ("tool_use", "bash", {"command": "ls -la"})
+    ]
+    # tool X: exactly X; the plan has no use for calc, so the smallest valid input
+    reply = _ask(DemoClient(), model, {"type": "tool", "name": "calc"})
+    assert reply.stop_reason == "tool_use"
+    assert [b.name for b in reply.content] == ["calc"]
+    jsonschema.validate(reply.content[0].input, CALC["input_schema"])
+    # any, when the plan would answer in words: still a call (a task it cannot do)
+    reply = _ask(DemoClient(), model, {"type": "any"}, messages=[{"role": "user", "content": "?"}])
+    assert reply.stop_reason == "tool_use" and reply.content[0].name == "bash"
+    jsonschema.validate(reply.content[0].input, BASH["input_schema"])
+    # none: no call, an answer saying why
+    reply = _ask(DemoClient(), model, {"type": "none"})
+    assert reply.stop_reason == "end_turn"
+    assert "tool_use" not in [b.type for b in reply.content]
+    assert "tool_choice none" in reply.content[-1].text
+
+
+def test_the_demo_under_none_on_the_default_model_calls_nothing(workspace):
+    reply = _ask(DemoClient(), "claude-sonnet-5-5", {"type": "none"})
+    assert reply.stop_reason == "end_turn"
+    assert [b.type for b in reply.content] == ["thinking", "text"]
+
+
+def test_the_demo_keeps_to_a_forced_tool_through_the_sdk(workspace):
+    with DemoClient().messages.stream(
+        model="claude-haiku-4-5",
+        max_tokens=500,
+        messages=LIST,
+        tools=[BASH, CALC],
+        tool_choice={"type": "tool", "name": "calc"},
+    ) as stream:
+        final = stream.get_final_message()
+    assert final.stop_reason == "tool_use" and [b.name for b in final.content] == ["calc"]
+
+
+SCRIPT_MISTAKES = [
+    ({"type": "any"}, "No tool for you.", "(any): it must call at least one of the tools"),
+    (
+        {"type": "tool", "name": "calc"},
+        [tool_use("bash", {"command": "ls"})],
+        "(tool calc): it must call the tool calc and no other, but it calls: bash",
+    ),
+    (
+        {"type": "tool", "name": "calc"},
+        "Just words.",
+        "(tool calc): it must call the tool calc and no other, but it calls: no tool",
+    ),
+    ({"type": "none"}, [tool_use("bash", {"command": "ls"})], "(none): it must call no tool"),
+]
+
+
+@pytest.mark.parametrize(("choice", "wrong", "says"), SCRIPT_MISTAKES)
+def test_a_script_that_disobeys_tool_choice_is_the_scripts_mistake(choice, wrong, says):
+    good = [tool_use("calc", {"a": 1, "op": "add", "terms": [1, 2]})]
+    if choice["type"] == "none":
+        good = "Fine."
+    client = ScriptedClient([good, wrong])
+    assert _ask(client, "claude-haiku-4-5", choice)  # reply 1 follows it
+    with pytest.raises(ScriptError) as caught:
+        _ask(client, "claude-haiku-4-5", choice)
+    message = str(caught.value)
+    assert message.startswith("Scripted reply 2 does not follow the request's tool_choice")
+    assert says in message and "the script's mistake" in message
+    assert isinstance(caught.value, ValueError)
+    # the same through the SDK's own code (stream), and for a ready Message
+    streamed = ScriptedClient([make_message(wrong, model="claude-haiku-4-5")])
+    with pytest.raises(ScriptError, match="Scripted reply 1"):
+        with streamed.messages.stream(
+            model="claude-haiku-4-5",
+            max_tokens=50,
+            messages=LIST,
+            tools=[BASH, CALC],
+            tool_choice=choice,
+        ) as stream:
+            stream.get_final_message()
+
+
+def test_a_refusal_is_let_through_whatever_tool_choice_asked():
+    refusal = make_message("I can't help with that.", "refusal")
+    reply = _ask(ScriptedClient([refusal]), "claude-haiku-4-5", {"type": "any"})
+    assert reply.stop_reason == "refusal"
+
+
+def test_the_server_answers_a_script_mistake_with_a_500_naming_it():
+    import httpx2
+
+    from agentlab.testing import FakeMessagesServer
+
+    body = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 50,
+        "messages": LIST,
+        "tools": [BASH],
+        "tool_choice": {"type": "tool", "name": "bash"},
+    }
+    headers = {"x-api-key": "test", "anthropic-version": "2026-10-21"}
+    with FakeMessagesServer([[tool_use("bash", {"command": "ls"})], "No."]) as server:
+        ok = httpx2.post(server.url + "/v1/messages", json=body, headers=headers)
+        wrong = httpx2.post(server.url + "/v1/messages", json=body, headers=headers)
+    assert ok.status_code == 200 and ok.json()["stop_reason"] == "tool_use"
+    assert wrong.status_code == 500 and wrong.headers["x-should-retry"] == "false"
+    assert wrong.json()["error"]["message"].startswith("Scripted reply 2 does not follow")

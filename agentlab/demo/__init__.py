@@ -131,7 +131,70 @@ def classify(task: str, history: list[Any] | None = None) -> str:
 
 
 def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The demo model's next reply for this request (a list of content blocks)."""
+    """The demo model's next reply for this request (a list of content blocks).
+
+    It follows ``tool_choice`` as the API does (Anthropic docs, "Implement tool
+    use", tool_choice, checked 2026-12-01): ``none`` calls no tool; ``any`` calls
+    one of the tools offered and ``{"type": "tool", "name": X}`` calls X, with no
+    text before the calls (the API prefills the turn to force the call).
+    """
+    choice = params.get("tool_choice")
+    choice = choice if isinstance(choice, Mapping) else {}
+    content = _planned(params, tools_off=choice.get("type") == "none")
+    if choice.get("type") in ("any", "tool"):
+        return _forced(content, params, choice.get("name") if choice["type"] == "tool" else None)
+    return content
+
+
+def _forced(
+    content: list[dict[str, Any]], params: Mapping[str, Any], name: str | None
+) -> list[dict[str, Any]]:
+    """Only tool calls: the plan's, when they call the tool required, else one call
+    of that tool (``name``; for ``any`` bash, or else the first tool offered) with
+    the smallest input its schema accepts."""
+    uses = [b for b in content if b.get("type") == "tool_use"]
+    if uses and (name is None or all(b.get("name") == name for b in uses)):
+        return uses
+    offered = {
+        tl.get("name"): tl
+        for tl in as_dict(list(params.get("tools") or []))
+        if isinstance(tl, dict)
+    }
+    if name is None:
+        name = "bash" if "bash" in offered else next(iter(offered), None)
+    tool = offered.get(name) or {}
+    return [{"type": "tool_use", "name": name, "input": minimal(tool.get("input_schema") or {})}]
+
+
+def minimal(schema: Any) -> Any:
+    """The smallest value a JSON schema accepts, roughly: required fields only, empty
+    strings and lists, zeros (or the minimum), the first of an enum."""
+    if not isinstance(schema, Mapping):
+        return {}
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type", "object" if "properties" in schema else None)
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: minimal(props.get(k, {"type": "string"})) for k in schema.get("required") or []}
+    if kind == "array":
+        return [minimal(schema.get("items") or {})] * int(schema.get("minItems") or 0)
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return "x" * int(schema.get("minLength") or 0)  # a string, or a schema saying nothing
+
+
+def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[str, Any]]:
+    """The reply the plan gives (``tools_off``: the request forbids tool calls)."""
     messages = as_dict(list(params.get("messages") or []))
     tools = [
         tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)
@@ -150,6 +213,8 @@ def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]]:
         return shape.answer("think.cannot", say(lang, "intro") + space + say(lang, "help"))
     if not found.steps:
         return shape.answer("think.cannot", found.answer(lang, []))
+    if tools_off:
+        return shape.answer("think.cannot", say(lang, "tools_off"))
     if "bash" not in tools:
         return shape.answer("think.cannot", say(lang, "no_bash"))
     return _next(found, _turns(messages[start + 1 :]), lang, shape)

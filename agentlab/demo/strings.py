@@ -84,6 +84,8 @@ EN: dict[str, str] = {
     "n_folders.other": "{n} folders",
     "cpus.one": "This machine has 1 CPU available to me (`{cmd}`).",
     "cpus.other": "This machine has {n} CPUs available to me (`{cmd}`).",
+    # leftovers (issue 12): tool_choice
+    "tools_off": "This request says tool_choice none, so I may not run the command I would need. Ask again without it.",
 }
 
 ZH: dict[str, str] = {
@@ -143,6 +145,8 @@ ZH: dict[str, str] = {
     "n_files.other": "{n} 个文件",
     "n_folders.other": "{n} 个文件夹",
     "cpus.other": "这台机器有 {n} 个 CPU 可用（`{cmd}`）。",
+    # leftovers (issue 12): tool_choice
+    "tools_off": "这个请求设置了 tool_choice none，所以我不能运行需要的命令。去掉它再问一次。",
 }
 
 STRINGS = {"en": EN, "zh": ZH}

@@ -37,6 +37,7 @@ from agentlab.exercises.scenarios import (
 )
 from agentlab.exercises.scenarios import _build as _build_scenarios
 from agentlab.i18n import t
+from agentlab.tools.shell import reaping
 
 __all__ = ["DEFAULT_TIMEOUT", "Exercise", "Report", "Result", "check", "get", "list_exercises"]
 
@@ -203,27 +204,31 @@ def _forked(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -
     results: list[Result] = []
     limit = timeout
     child: Forked | None = None
-    try:
-        for k, scenario in enumerate(scenarios):
-            if results and results[-1].stuck:  # something we could not stop: run nothing after
-                results.append(
-                    replace(_not_run(scenario, t("ex.happened.skipped_stuck")), stuck=True)
-                )
-                continue
-            if child is None:
-                rest = [s.name for s in scenarios[k:]]
-                child = Forked(_judge_all, (scenario.exercise, rest, fn, timeout, limit))
-            hard = 2 * limit + MARGIN
-            outcome = child.receive(hard)
-            results.append(_result(scenario, outcome, hard))
-            if not outcome.ok or results[-1].stuck:
+    # The kernel is a child subreaper meanwhile, so whatever left a child's
+    # process group (os.setsid, a double fork) comes back here to be killed.
+    with reaping() as reaper:
+        try:
+            for k, scenario in enumerate(scenarios):
+                if results and results[-1].stuck:  # something we could not stop: run nothing
+                    results.append(
+                        replace(_not_run(scenario, t("ex.happened.skipped_stuck")), stuck=True)
+                    )
+                    continue
+                if child is None:
+                    rest = [s.name for s in scenarios[k:]]
+                    work = (scenario.exercise, rest, fn, timeout, limit)
+                    child = Forked(_judge_all, work, reaper)
+                hard = 2 * limit + MARGIN
+                outcome = child.receive(hard)
+                results.append(_result(scenario, outcome, hard))
+                if not outcome.ok or results[-1].stuck:
+                    child.end()
+                    child = None
+                if results[-1].timed_out:  # a working function needs milliseconds: wait less
+                    limit = min(timeout, QUICK_TIMEOUT)
+        finally:
+            if child is not None:
                 child.end()
-                child = None
-            if results[-1].timed_out:  # a working function needs milliseconds: wait less now
-                limit = min(timeout, QUICK_TIMEOUT)
-    finally:
-        if child is not None:
-            child.end()
     return results
 
 

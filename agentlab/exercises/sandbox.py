@@ -9,6 +9,18 @@ Two layers:
   ``__repr__`` never returns, ``SystemExit``, ``KeyboardInterrupt``, changes
   to shared objects. At the limit the process (and anything it started) is
   killed, so even code stuck inside C (``time.sleep``, a lock) ends.
+  "Anything it started" includes processes that left its process group
+  (``os.setsid()``, a double fork): while ``check`` runs, the kernel is a
+  child subreaper (``agentlab.tools.shell.reaping``, the bash tool's own
+  machinery), so such orphans come back to it and are found and killed.
+  On Linux, where an unprivileged user and PID namespace can be made, the
+  student's code also runs in a PID namespace of its own: it sees no process
+  outside it, so ``os.kill(os.getppid(), SIGKILL)`` (or any pid it reads
+  from ``/proc``) cannot reach the kernel, and when the namespace's first
+  process ends the kernel of the OS ends every process left in it. Where
+  namespaces are refused (many containers forbid them), the student's code
+  runs without one, and a deliberate kill of its parent does reach the
+  Jupyter kernel: that is the limit.
 - ``run`` calls the function inside that child in a daemon thread with the
   scenario's time limit, captures and caps what it prints, and keeps every
   exception as data, so the report can say "still running after 2 s" or
@@ -44,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.i18n import t
+from agentlab.tools.shell import Reaper
 
 __all__ = ["Crashed", "Forked", "Outcome", "Stop", "can_fork", "describe_error", "run"]
 
@@ -180,12 +193,17 @@ class Forked:
 
     The child is cut off from the kernel (no terminal, notebook output or
     keyboard; a memory cap on Linux) and leads its own process group, so
-    ``end`` kills it and everything it started.
+    ``end`` kills it and everything it started; with a ``reaper`` (made by
+    ``agentlab.tools.shell.reaping()`` around the forks), also what left the
+    group.
     """
 
-    def __init__(self, work: Callable[..., Any], args: tuple[Any, ...]):
+    def __init__(
+        self, work: Callable[..., Any], args: tuple[Any, ...], reaper: Reaper | None = None
+    ):
         import multiprocessing
 
+        self._reaper = reaper
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)
         self.process = context.Process(target=_child, args=(send, work, args), daemon=True)
@@ -222,7 +240,9 @@ class Forked:
                 os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ValueError):
             self.process.kill()
-        self.process.join()
+        self.process.join()  # once it is reaped, its orphans are ours: none is missed
+        if self._reaper is not None:  # what left the group: setsid, a double fork
+            self._reaper.stop()
         self.process.close()
         self._receive.close()
 
@@ -232,11 +252,21 @@ def can_fork() -> bool:
 
 
 def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    """In the forked child: run ``work``, sending each value back as it comes."""
+    """In the forked child: run ``work``, sending each value back as it comes.
+
+    Where a PID namespace can be made, ``work`` runs two forks further down,
+    inside it (see ``_in_namespace``); this process then only waits and ends
+    the way ``work``'s process ended, so the report says the same either way.
+    """
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)  # its own process group: one kill ends whatever it started
     _detach()
+    if NAMESPACES and _new_pid_namespace():
+        _in_namespace(pipe, work, args)  # never returns
+    _work(pipe, work, args)
 
+
+def _work(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     def send(value: Any) -> None:
         pipe.send(("value", value, ""))
 
@@ -246,6 +276,91 @@ def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
         pipe.send(("error", describe_error(e), _where(e, None)))
     finally:
         pipe.close()
+
+
+# --------------------------------------------------------------------------
+# A PID namespace of its own (Linux)
+# --------------------------------------------------------------------------
+
+NAMESPACES = sys.platform == "linux"  # tests turn it off to show what it prevents
+_CLONE_NEWUSER, _CLONE_NEWPID = 0x10000000, 0x20000000  # from <linux/sched.h>
+
+
+def _new_pid_namespace() -> bool:
+    """Make the next child of this process the first one of a new PID namespace.
+
+    An unprivileged process may do this inside a new user namespace of its own
+    (``unshare(2)``; Python 3.12 has ``os.unshare``, ctypes does it here on
+    every version). Our user id is mapped to itself, so files and ``os.getuid()``
+    look the same inside. False, and nothing changed, where it is refused: a
+    kernel built without namespaces, ``user.max_user_namespaces = 0``, Docker's
+    default seccomp profile, Ubuntu's AppArmor rule against unprivileged user
+    namespaces, or a process with more than one thread.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):  # fmt: skip
+        with contextlib.suppress(OSError), open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    return True
+
+
+def _in_namespace(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """Run ``work`` in the new PID namespace, then end as its process ended.
+
+    Two processes in there: the first (pid 1) only adopts and reaps orphans and
+    reports how the second ended; the second runs ``work``. (Pid 1 of a
+    namespace ignores signals it has no handler for, even SIGKILL sent to
+    itself: the student's code must not run as pid 1, or ``os.kill(os.getpid(),
+    SIGKILL)`` would do nothing.) When pid 1 ends, the OS kills everything
+    still in the namespace.
+    """
+    status_r, status_w = os.pipe()
+    first = os.fork()
+    if first == 0:  # pid 1 of the namespace
+        try:
+            os.close(status_r)
+            worker = os.fork()
+            if worker == 0:
+                os.close(status_w)
+                _work(pipe, work, args)
+                os._exit(0)
+            pipe.close()  # only the worker sends results
+            while True:
+                pid, status = os.wait()  # the worker, or an orphan that came to us
+                if pid == worker:
+                    break
+            os.write(status_w, str(status).encode())
+        finally:
+            os._exit(0)
+    pipe.close()
+    os.close(status_w)
+    reported = os.read(status_r, 32)
+    _, status = os.waitpid(first, 0)
+    _end_as(int(reported) if reported else status)
+
+
+def _end_as(status: int) -> None:
+    """End this process the way a process with wait status ``status`` ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(ImportError, OSError, ValueError):
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no second core dump
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)  # a signal that does not end a process (should not happen)
+    os._exit(os.waitstatus_to_exitcode(status))
 
 
 def _detach() -> None:

@@ -329,6 +329,11 @@ class FakeMessagesServer:
             if isinstance(status, int) and isinstance(data, dict):
                 return Answer(status, data)
             return Answer(500, error_body(500, str(item)), {"x-should-retry": "false"})
+        if controls.forcing(body):  # the script must do what tool_choice asks
+            built = item if hasattr(item, "stop_reason") else make_message(item)
+            wrong = controls.disobeys(built.model_dump(mode="json"), body, index + 1)
+            if wrong:  # the script's mistake: a 500 the SDK does not retry
+                return Answer(500, error_body(500, wrong), {"x-should-retry": "false"})
         if hasattr(item, "stop_reason"):
             return item  # a ready Message is sent exactly as it is
         exact = isinstance(item, dict) and "content" in item and "usage" in item

@@ -60,7 +60,9 @@ __all__ = [
     "BASH_INPUT_SCHEMA",
     "SAFE_ENV_KEYS",
     "BashResult",
+    "Reaper",
     "make_workspace",
+    "reaping",
     "run_bash",
 ]
 
@@ -188,7 +190,7 @@ def run_bash(
         )
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
-    with _guarded() as before:  # may wait for another thread's command to finish
+    with _guarded() as reaper:  # may wait for another thread's command to finish
         start = time.monotonic()  # the timeout counts from here
         try:
             proc = subprocess.Popen(
@@ -205,7 +207,7 @@ def run_bash(
         if os.name == "nt":
             why = _collect_windows(proc, out, timeout)
         else:
-            why = _collect(proc, out, start + timeout, stop_after, before)
+            why = _collect(proc, out, start + timeout, stop_after, reaper)
     exit_code = proc.returncode if why == "done" else None
     text = out.text()
     if why == "timeout":
@@ -280,7 +282,9 @@ def _add_line(text: str, line: str) -> str:
 
 _PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
 _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
-_guard_lock = threading.Lock()  # one command at a time may change these settings
+# One command (or check) at a time may change these settings; the same thread may
+# nest them (a benchmark that reaps around run_bash).
+_guard_lock = threading.RLock()
 GUARD = sys.platform == "linux"  # tests turn it off to show what it prevents
 
 
@@ -326,60 +330,112 @@ def _descendants(roots: Iterable[int]) -> set[int]:
     return found
 
 
-@contextlib.contextmanager
-def _guarded() -> Iterator[set[int] | None]:
-    """While a command runs (Linux): not dumpable, and a child subreaper.
+class Reaper:
+    """The processes started while ``reaping()`` is on, wherever they went.
 
-    Yields the set of our children from before the command started (to tell
-    them from the command's), or None where processes cannot be tracked.
-    Both settings are put back afterwards: a kernel that is never dumpable
-    cannot be inspected by a debugger, and a permanent subreaper would
-    collect the orphans of everything else it runs. They belong to the whole
-    process, so commands run one at a time here, and a process that another
-    thread starts while a command runs is counted as the command's.
+    ``before`` holds our children from before; ``stop()`` kills every process
+    started since (a ``setsid`` daemon, a double-forked one, a forking loop),
+    freezing each first (SIGSTOP) so that nothing can fork while we look.
+    """
+
+    def __init__(self) -> None:
+        self.before = _children(os.getpid())
+
+    def stop(self, keep: int | None = None) -> None:
+        """Kill every process started since, except ``keep`` (a child its owner
+        waits for itself), and reap the ones that came to us."""
+        me = os.getpid()
+        frozen: set[int] = set()
+        while True:
+            found = _descendants(_children(me) - self.before) - frozen - {keep}
+            if not found:
+                break
+            for pid in found:
+                _signal(pid, signal.SIGSTOP)
+            frozen |= found
+        for pid in frozen:
+            _signal(pid, signal.SIGKILL)
+        # Orphans became our children: wait for them, or they stay as zombies.
+        deadline = time.monotonic() + 2
+        while (ours := _children(me) & frozen) and time.monotonic() < deadline:
+            for pid in ours:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            time.sleep(0.001)
+
+
+@contextlib.contextmanager
+def reaping() -> Iterator[Reaper | None]:
+    """While inside (Linux): our process is a "child subreaper".
+
+    A process that loses its parent (``setsid`` and exit, a double fork)
+    becomes our child instead of init's, so the ``Reaper`` this yields can
+    find and stop it. Yields None where that cannot be done (not Linux, or
+    a sandbox that forbids ``prctl``): then only process groups are stopped.
+    The setting belongs to the whole process and is put back afterwards (a
+    permanent subreaper would collect the orphans of everything else it
+    runs), so one thread at a time may be inside (the same thread may nest:
+    the inner ``Reaper`` sees only what started after it). ``run_bash`` and
+    ``check()`` use it; a process another thread starts meanwhile counts as ours.
     """
     me = os.getpid()
-    if not GUARD or not os.path.exists(f"/proc/{me}/task/{me}/children"):
+    if sys.platform != "linux" or not os.path.exists(f"/proc/{me}/task/{me}/children"):
         yield None
         return
     with _guard_lock:
         try:
-            dumpable, reaper = _prctl(_PR_GET_DUMPABLE), _subreaper()
-            _prctl(_PR_SET_DUMPABLE, 0)
+            was = _subreaper()
             _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-            before: set[int] | None = _children(me)
-        except OSError:  # a sandbox that forbids prctl: only the process group is stopped
-            dumpable, reaper, before = 1, 0, None
+            reaper: Reaper | None = Reaper()
+        except OSError:
+            reaper = None
         try:
-            yield before
+            yield reaper
         finally:
-            with contextlib.suppress(OSError):
-                _prctl(_PR_SET_CHILD_SUBREAPER, reaper)
-                _prctl(_PR_SET_DUMPABLE, dumpable)
+            if reaper is not None:
+                with contextlib.suppress(OSError):
+                    _prctl(_PR_SET_CHILD_SUBREAPER, was)
 
 
-def _stop_the_rest(bash: int, before: set[int]) -> None:
-    """Kill every process the command started, wherever it went; reap what comes to us."""
-    me = os.getpid()
-    frozen: set[int] = set()
-    while True:  # freeze first, so that nothing can fork while we look
-        found = _descendants(_children(me) - before) - frozen - {bash}
-        if not found:
-            break
-        for pid in found:
-            _signal(pid, signal.SIGSTOP)
-        frozen |= found
-    for pid in frozen:
-        _signal(pid, signal.SIGKILL)
-    # Orphans became our children: wait for them, or they stay as zombies.
-    deadline = time.monotonic() + 2
-    while (ours := _children(me) & frozen) and time.monotonic() < deadline:
-        for pid in ours:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-        time.sleep(0.001)
+def _new_lock() -> None:
+    # A child forked while the lock is held (check() forks inside reaping())
+    # would otherwise find it held forever.
+    global _guard_lock
+    _guard_lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock)
+
+
+@contextlib.contextmanager
+def _guarded() -> Iterator[Reaper | None]:
+    """While a command runs (Linux): not dumpable, and a child subreaper (``reaping``).
+
+    Yields the ``Reaper`` that stops what the command left, or None where
+    processes cannot be tracked. Both settings are put back afterwards: a
+    kernel that is never dumpable cannot be inspected by a debugger.
+    """
+    if not GUARD:
+        yield None
+        return
+    with reaping() as reaper:
+        if reaper is None:
+            yield None
+            return
+        try:
+            dumpable = _prctl(_PR_GET_DUMPABLE)
+            _prctl(_PR_SET_DUMPABLE, 0)
+        except OSError:
+            dumpable = None
+        try:
+            yield reaper
+        finally:
+            if dumpable is not None:
+                with contextlib.suppress(OSError):
+                    _prctl(_PR_SET_DUMPABLE, dumpable)
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
@@ -394,7 +450,7 @@ def _collect(
     out: _Capped,
     deadline: float,
     stop_after: int,
-    before: set[int] | None = None,
+    reaper: Reaper | None = None,
 ) -> str:
     """Read the output into ``out`` until the command is done, then stop its group.
 
@@ -453,7 +509,7 @@ def _collect(
         # However we got here (Ctrl-C too, which goes on up after this), stop
         # everything the command started, then reap it.
         sel.close()
-        _stop_group(proc, exit_fd, before)
+        _stop_group(proc, exit_fd, reaper)
         proc.stdout.close()
         if exit_fd is not None:
             os.close(exit_fd)
@@ -470,11 +526,11 @@ def _exit_fd(pid: int) -> int | None:
 
 
 def _stop_group(
-    proc: subprocess.Popen[bytes], exit_fd: int | None, before: set[int] | None = None
+    proc: subprocess.Popen[bytes], exit_fd: int | None, reaper: Reaper | None = None
 ) -> None:
     """Stop the command's whole process group: SIGTERM, a short grace, then SIGKILL.
 
-    With ``before`` (Linux), then every other process the command started.
+    With a ``reaper`` (Linux), then every other process the command started.
     """
     if _signal_group(proc.pid, signal.SIGTERM):
         # Give bash a moment to exit cleanly. Where we can, wait without
@@ -489,8 +545,13 @@ def _stop_group(
             except subprocess.TimeoutExpired:
                 pass
         _signal_group(proc.pid, signal.SIGKILL)  # whatever ignored SIGTERM
-    if before is not None:
-        _stop_the_rest(proc.pid, before)
+        if exit_fd is not None and reaper is not None:
+            # Wait until bash has exited (not reaped): only then are its orphans ours.
+            with selectors.DefaultSelector() as sel:
+                sel.register(exit_fd, selectors.EVENT_READ)
+                sel.select(_TERM_GRACE)
+    if reaper is not None:
+        reaper.stop(keep=proc.pid)
     proc.wait()
 
 

@@ -27,6 +27,12 @@ STOP_REASONS = (
 TOOL_USE = (
     "platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use, checked 2026-11-30"
 )
+# The forcing rule: any = one of the tools offered, tool = exactly that one, none = no
+# tool; with any/tool the API prefills the turn, so no text comes before the call.
+TOOL_CHOICE = (
+    "platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use (tool_choice), "
+    "checked 2026-12-01"
+)
 MODELS_API = "platform.claude.com/docs/en/api/models-list, checked 2026-11-30"
 SONNET_55 = "ECOSYSTEM: Sonnet 5.5 migration guide, checked 2026-11-30"
 UNKNOWN = "exact wording not public: agentlab's text; status and type as on " + ERRORS_PAGE
@@ -36,6 +42,7 @@ TOOL = {"name": "bash", "description": "Run a command.",
         "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}  # fmt: skip
 USE = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}
+SYSTEM = {"role": "system", "content": "Be brief."}
 
 
 def req(model: str = SONNET, **fields: Any) -> dict[str, Any]:
@@ -95,7 +102,20 @@ CASES = [
          SONNET_55 + "; text from the extended-thinking docs, not confirmed for Sonnet 5.5"),
     Case("forced tool_choice tool on Haiku 4.5",
          req(HAIKU, tools=[TOOL], tool_choice={"type": "tool", "name": "bash"}), 200, None,
-         TOOL_USE),
+         TOOL_CHOICE, check=lambda r: r["stop_reason"] == "tool_use"
+         and _types(r)[0] == "tool_use" and "text" not in _types(r)),
+    Case("forced tool_choice any on Haiku 4.5: a tool call, no text before it",
+         req(HAIKU, tools=[TOOL], tool_choice={"type": "any"}), 200, None, TOOL_CHOICE,
+         check=lambda r: r["stop_reason"] == "tool_use" and set(_types(r)) == {"tool_use"}),
+    Case("forced tool_choice with thinking on Sonnet 5",
+         req("claude-sonnet-5", tools=[TOOL], tool_choice={"type": "any"},
+             thinking={"type": "adaptive"}), 400,
+         "Thinking may not be enabled when tool_choice forces tool use.",
+         "extended-thinking docs (tool use: only auto and none with thinking), checked "
+         "2026-11-30; the sentence as there"),
+    Case("tool_choice any without tools",
+         req(HAIKU, tool_choice={"type": "any"}), 400,
+         "tool_choice: 'any' forces a tool call, but the request defines no `tools`", UNKNOWN),
     Case("tool_choice naming an undefined tool",
          req(HAIKU, tools=[TOOL], tool_choice={"type": "tool", "name": "python"}), 400,
          "tool_choice.name: no tool named 'python' in `tools`; the forced tool must be one of "
@@ -115,6 +135,25 @@ CASES = [
          "top-level `system` parameter", SONNET_55 + "; " + UNKNOWN),
     Case("a system message after a user turn on Sonnet 5.5",
          req(messages=[USER, {"role": "system", "content": "Be brief."}]), 200, None, SONNET_55),
+    Case("a system message after tool results on Sonnet 5.5", req(tools=[TOOL], messages=[
+        USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]},
+        SYSTEM]), 200, None, SONNET_55 + " (a user turn, whatever its blocks)"),
+    Case("a system message after an assistant turn on Sonnet 5.5",
+         req(messages=[USER, {"role": "assistant", "content": "Hello."}, SYSTEM, USER]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after an "
+         "`assistant` turn (agentlab's check; the API's wording for this error is not public)",
+         SONNET_55 + " (accepted after a user turn); " + UNKNOWN),
+    Case("a system message between a tool call and its result on Sonnet 5.5",
+         req(tools=[TOOL], messages=[USER, {"role": "assistant", "content": [USE]}, SYSTEM,
+                                     {"role": "user", "content": [RESULT]}]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after an "
+         "`assistant` turn (agentlab's check; the API's wording for this error is not public)",
+         SONNET_55 + " (accepted after a user turn); " + UNKNOWN),
+    Case("two system messages in a row on Sonnet 5.5", req(messages=[USER, SYSTEM, SYSTEM]), 400,
+         "messages.2: a `system` message must come right after a `user` turn, not after "
+         "another `system` message (agentlab's check; the API's wording for this error is not "
+         "public)", "agentlab's choice, stricter than may be needed: " + SONNET_55 + " documents "
+         "system messages after a user turn only, and two in a row can be merged; " + UNKNOWN),
     Case("a system message on Haiku 4.5",
          req(HAIKU, messages=[USER, {"role": "system", "content": "Be brief."}]), 400,
          "messages.1.role: Input should be 'user' or 'assistant'", MESSAGES_REF),

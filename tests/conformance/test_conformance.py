@@ -15,12 +15,15 @@ from agentlab.testing import FakeMessagesServer
 
 SERVER = FakeMessagesServer(
     lambda body: (
-        [text("Let me check."), tool_use("bash", {"command": "ls -la"}),
-         tool_use("bash", {"command": "pwd"})]
-        if body.get("tools")
+        [
+            text("Let me check."),
+            tool_use("bash", {"command": "ls -la"}),
+            tool_use("bash", {"command": "pwd"}),
+        ]
+        if body.get("tools") and (body.get("tool_choice") or {}).get("type") != "none"
         else "Hello there. This is a reply of a few words."
     )
-)  # fmt: skip
+)  # fmt: skip  (a script follows the request's tool_choice, or the server says it is wrong)
 
 
 def setup_module() -> None:
