@@ -16,7 +16,7 @@ __all__ = ["tool_use_list", "wrong_history", "wrong_reply"]
 
 
 def _type(obj: Any) -> Any:
-    return obj.get("type") if isinstance(obj, dict) else getattr(obj, "type", None)
+    return obj.get("type") if type(obj) is dict else getattr(obj, "type", None)
 
 
 def wrong_history(messages: Any) -> NoReturn:

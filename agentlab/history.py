@@ -87,8 +87,8 @@ def as_dict(obj: Any) -> Any:
     kind = type(obj)
     if kind is str or kind is int or kind is float or kind is bool or obj is None:
         return obj
-    if kind is dict:
-        return {k: as_dict(v) for k, v in obj.items()}
+    if kind is dict:  # (a string value is kept as it is, without a call)
+        return {k: v if type(v) is str else as_dict(v) for k, v in obj.items()}
     if kind is list or kind is tuple:
         return [as_dict(v) for v in obj]
     if isinstance(obj, Mapping):

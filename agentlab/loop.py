@@ -31,8 +31,7 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agentlab.arguments import tool_use_list, wrong_history, wrong_reply
 from agentlab.events import Event
@@ -103,7 +102,7 @@ def request(
     returned either way. ``cache=True`` asks the API to cache the prompt
     (top-level ``cache_control``), so the next turn reads the history it resends.
     """
-    if not isinstance(messages, list | tuple):
+    if type(messages) is not list and not isinstance(messages, tuple):
         wrong_history(messages)  # a string, one message...: fail now, saying the fix
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
@@ -112,8 +111,8 @@ def request(
     }
     if system:
         body["system"] = system
-    if tools:
-        prebuilt = type(tools) is list and all(type(x) is dict for x in tools)
+    if tools:  # definitions as they are (the stepper builds them once), or Tools to describe
+        prebuilt = type(tools) is list and all([type(x) is dict for x in tools])
         body["tools"] = tools if prebuilt else tool_params(tools)
     if cache:
         body["cache_control"] = {"type": "ephemeral"}
@@ -135,9 +134,8 @@ Action = Literal["execute", "stop", "continue"]
 _KNOWN = ("end_turn", "stop_sequence", "max_tokens", "refusal", "model_context_window_exceeded")
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the harness does with one reply.
+class Decision(NamedTuple):
+    """What the harness does with one reply (a value: it cannot be changed).
 
     ``action`` is ``"execute"`` (run ``tool_uses``), ``"stop"`` or
     ``"continue"`` (ask again, for ``pause_turn``). ``unanswered`` holds tool
@@ -175,7 +173,7 @@ def decide(response: Message) -> Decision:
         reason, content = response.stop_reason, response.content
     else:
         wrong_reply(response)  # the history, a message...: fail now, saying the fix
-    uses = tuple(b for b in content or () if _type(b) == "tool_use")
+    uses = tuple([b for b in content or () if _type(b) == "tool_use"])
     if reason == "tool_use" and uses:
         return Decision("execute", reason, uses)
     if reason == "pause_turn":
@@ -239,7 +237,7 @@ def _run_one(
     on_event: Callable[[Event], None] | None,
     audit: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
-    name, tool_input = _get(use, "name"), _get(use, "input")
+    uid, name, tool_input = _get(use, "id"), _get(use, "name"), _get(use, "input")
     tool = table.get(name)
     if tool is None:
         names = ", ".join(table) or "none"
@@ -252,8 +250,11 @@ def _run_one(
             on_event(Event("approval", {"tool_use": use}))
         verdict = as_verdict(approve(use))
         if verdict.action == "deny":
-            denied = {"verdict": "denied", "reason": verdict.reason, "duration": 0.0}
-            _note(use, tool_input, {**denied, "is_error": True}, on_event, audit)
+            if on_event is not None or audit is not None:
+                denied = {"verdict": "denied", "reason": verdict.reason, "duration": 0.0}
+                _note(
+                    use, {**_called(use, tool_input), **denied, "is_error": True}, on_event, audit
+                )
             why = verdict.reason or t("result.denied_default")
             said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
             return _error_result(use, t(said, reason=why))
@@ -274,41 +275,46 @@ def _run_one(
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
     if on_event is not None or audit is not None:
         ran = {
+            "tool_use_id": uid,
+            "name": name,
+            "input": tool_input,
             "verdict": "edited" if verdict.action == "edit" else "approved",
             "duration": time.monotonic() - start,
             "is_error": is_error,
-            "exit_code": getattr(out, "exit_code", None),
-            "truncated": getattr(out, "truncated", False),
-            "timed_out": getattr(out, "timed_out", False),
         }
-        _note(use, tool_input, ran, on_event, audit)
+        if type(out) is not str:  # what a BashResult adds
+            ran["exit_code"] = getattr(out, "exit_code", None)
+            ran["truncated"] = getattr(out, "truncated", False)
+            ran["timed_out"] = getattr(out, "timed_out", False)
+        _note(use, ran, on_event, audit)
     if verdict.action == "edit":  # tell the model what really ran
         note = t("result.edited", input=describe_call({"name": name, "input": tool_input}))
         if isinstance(content, str):
             content = f"{note}\n{content}"
         else:
             content = [{"type": "text", "text": note}, *content]
-    result = {"type": "tool_result", "tool_use_id": _get(use, "id"), "content": content}
+    result = {"type": "tool_result", "tool_use_id": uid, "content": content}
     if is_error:
         result["is_error"] = True
     return result
 
 
+def _called(use: Any, tool_input: Any) -> dict[str, Any]:
+    return {"tool_use_id": _get(use, "id"), "name": _get(use, "name"), "input": tool_input}
+
+
 def _note(
     use: Any,
-    tool_input: Any,
-    what: dict[str, Any],
+    record: dict[str, Any],
     on_event: Callable[[Event], None] | None,
     audit: list[dict[str, Any]] | None,
 ) -> None:
-    """Record what became of one call: in ``audit`` (its id, name, the input that
-    ran, the verdict...) and as a ``tool_end`` event for whoever listens."""
+    """What became of one call (its id, name, the input that ran, the verdict...):
+    kept in ``audit``, and sent as a ``tool_end`` event to whoever listens."""
     if audit is not None:
-        audit.append(
-            {"tool_use_id": _get(use, "id"), "name": _get(use, "name"), "input": tool_input, **what}
-        )
+        audit.append(record)
     if on_event is not None:
-        on_event(Event("tool_end", {"tool_use": use, "input": tool_input, **what}))
+        on_event(Event("tool_end", {"tool_use": use, **record}))
 
 
 def execute(
@@ -344,14 +350,8 @@ def execute(
             results += [_error_result(u, t("result.interrupted_skipped")) for u in uses[done + 1 :]]
             if audit is not None:  # the call that was running counts too
                 use = uses[done]
-                stopped = {"verdict": "interrupted", "is_error": True}
                 audit.append(
-                    {
-                        "tool_use_id": _get(use, "id"),
-                        "name": _get(use, "name"),
-                        "input": _get(use, "input"),
-                        **stopped,
-                    }
+                    {**_called(use, _get(use, "input")), "verdict": "interrupted", "is_error": True}
                 )
             if on_event is not None:
                 on_event(Event("interrupted", {"results": results, "tool_use": uses[done]}))
@@ -365,15 +365,15 @@ def execute(
 
 
 def _as_message(item: Any) -> dict[str, Any] | None:
-    if isinstance(item, str):
-        return {"role": "user", "content": item}
-    if isinstance(item, dict) and "role" in item:
-        return as_dict(item)
-    if isinstance(item, list | tuple):
-        return {"role": "user", "content": as_dict(list(item))}
     if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
         content = [_dump(b) for b in item.content]
         return {"role": "assistant", "content": content} if content else None
+    if isinstance(item, str):
+        return {"role": "user", "content": item}
+    if isinstance(item, list | tuple):
+        return {"role": "user", "content": as_dict(item)}
+    if isinstance(item, dict) and "role" in item:
+        return as_dict(item)
     raise TypeError(
         f"append() takes a Message, a list of tool_result blocks, a string or a message dict, not {item!r}"
     )

@@ -129,6 +129,13 @@ def fields(td: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
 # --------------------------------------------------------------------------
 
 
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_TEXT_KEYS = frozenset({"type", "text"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
+
+
 def _common(message: Any) -> bool:
     """Is ``message`` made only of the shapes a loop writes every turn, each well formed?
 
@@ -136,7 +143,7 @@ def _common(message: Any) -> bool:
     this answers the same, without the walk, for the messages ``append`` sees
     every turn (tests/test_history.py compares the two).
     """
-    if type(message) is not dict or not message.keys() <= {"role", "content"}:
+    if type(message) is not dict or not message.keys() <= _MESSAGE_KEYS:
         return False
     content = message.get("content")
     if message.get("role") not in ("user", "assistant"):
@@ -150,16 +157,16 @@ def _common(message: Any) -> bool:
             return False
         kind, keys = b.get("type"), b.keys()
         if kind == "text":
-            ok = keys == {"type", "text"} and type(b["text"]) is str
+            ok = keys == _TEXT_KEYS and type(b["text"]) is str
         elif kind == "tool_use":
-            ok = keys == {"type", "id", "name", "input"} and type(b["input"]) is dict
+            ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
             ok = ok and type(b["id"]) is str and type(b["name"]) is str
         elif kind == "tool_result":
-            ok = "tool_use_id" in keys and keys <= {"type", "tool_use_id", "content", "is_error"}
+            ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
             ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
             ok = ok and type(b.get("is_error", False)) is bool
         elif kind == "thinking":
-            ok = keys == {"type", "thinking", "signature"} and type(b["thinking"]) is str
+            ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
             ok = ok and type(b["signature"]) is str
         else:
             return False

@@ -53,9 +53,8 @@ _USAGE = (
 
 def _usage(u: Any) -> dict[str, int]:
     """One reply's ``usage`` (an SDK object, a dict or None) as a dict of counts."""
-    if isinstance(u, dict):
-        return {k: int(u.get(k) or 0) for k in _USAGE}
-    return {k: int(getattr(u, k, 0) or 0) for k in _USAGE}
+    get = u.get if isinstance(u, dict) else lambda k: getattr(u, k, 0)
+    return {k: int(get(k) or 0) for k in _USAGE}
 
 
 def _pending(messages: list[Any], since: int) -> list[dict[str, Any]]:
@@ -179,11 +178,8 @@ class AgentLoop:
 
     @property
     def usage(self) -> dict[str, int]:
-        total: dict[str, int] = {}
-        for u in self.turn_usage:
-            for k, v in u.items():
-                total[k] = total.get(k, 0) + v
-        return total
+        rows = self.turn_usage
+        return {k: sum([u[k] for u in rows]) for k in _USAGE} if rows else {}
 
     def _finish(self, ended: str, explanation: str) -> None:
         """End the loop: ``ended`` is one of ENDINGS; ``stop_reason`` keeps the API's value."""
