@@ -728,23 +728,25 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 lines += [str(b.get("text", "")), ""]
             elif kind == "tool_use":
                 args = json.dumps(b.get("input"), ensure_ascii=False)
+                fence = _fence(args)  # longer than any run of backticks inside
                 lines += [
                     f"`tool_use` **{b.get('name')}** `{b.get('id')}`",
                     "",
-                    "```json",
+                    f"{fence}json",
                     args,
-                    "```",
+                    fence,
                     "",
                 ]
             elif kind == "tool_result":
                 flag = " (is_error)" if b.get("is_error") else ""
                 text = result_text(b.get("content"))
+                fence = _fence(text)
                 lines += [
                     f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
                     "",
-                    "```text",
+                    f"{fence}text",
                     text,
-                    "```",
+                    fence,
                     "",
                 ]
             elif kind == "thinking":

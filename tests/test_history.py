@@ -192,6 +192,20 @@ def test_to_markdown_shows_every_block():
     assert "user (tool results)" in md
 
 
+def test_to_markdown_keeps_tool_input_and_output_inside_their_code_blocks():
+    # A tool's output (or a model's tool input) holding ``` must not close the fence
+    # early: what follows would be read as Markdown, raw HTML included.
+    from markdown_it import MarkdownIt
+
+    output = "```\n<img src=x onerror=alert(1)>\n````"
+    command = "printf '```\n<b>x</b>'"
+    h = [TASK, asst(use("t1", command=command)), user(result("t1", output))]
+    tokens = MarkdownIt("commonmark").parse(to_markdown(h))
+    fences = [tok.content for tok in tokens if tok.type == "fence"]
+    assert fences == [json.dumps({"command": command}) + "\n", output + "\n"]
+    assert not [tok for tok in tokens if tok.type.startswith("html")]
+
+
 # -- the API's schema, read from the SDK's request types -------------------------------------
 #
 # Sources for the wording: the API validates request bodies with pydantic and answers
