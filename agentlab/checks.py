@@ -116,6 +116,10 @@ def check_request(
     errors: list[str] = []
     required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
     errors += [f"{key}: Field required" for key in required if key not in params]
+    if "model" in params and not isinstance(params["model"], str):
+        # pydantic's wording for a wrong type, as the API's other field errors use it;
+        # not confirmed for this field.
+        errors.append("model: Input should be a valid string")
     info = models.get(params.get("model"))
     errors += _fields(params, info, api_version, beta, count_tokens)
     if not count_tokens:

@@ -83,6 +83,21 @@ def test_a_plain_json_reply_carries_stop_sequence_null_as_the_api_does():
     assert "stop_sequence" in body and body["stop_sequence"] is None
 
 
+@pytest.mark.parametrize("model", [["claude-haiku-4-5"], 5, {"id": "x"}])
+def test_a_model_that_is_not_a_string_is_a_400_not_a_crash(model):
+    # A client error: the API answers 400 with pydantic's wording for a wrong type, as
+    # for other fields ("messages.0.content.0.text: Input should be a valid string");
+    # the exact text for `model` is not public. Before, the server crashed (500).
+    with FakeMessagesServer(["never"]) as server:
+        raw = httpx2.post(
+            server.url + "/v1/messages",
+            json={"model": model, "max_tokens": 9, "messages": HI},
+            headers={"anthropic-version": "2023-06-01"},
+        )
+    assert raw.status_code == 400
+    assert raw.json()["error"]["message"] == "model: Input should be a valid string"
+
+
 def test_the_stream_helper_rebuilds_exactly_the_scripted_message():
     scripted = make_message(
         [
