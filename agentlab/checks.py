@@ -127,6 +127,7 @@ def check_request(
     if "metadata" in params and not isinstance(params["metadata"], Mapping):
         # pydantic's wording, which the API's 400s use; the SDK's type is MetadataParam.
         errors.append("metadata: Input should be a valid dictionary")
+    errors += _types(params)
     errors += _thinking(params, info)
     errors += _tool_choice(params, info)
     messages = params.get("messages")
@@ -166,6 +167,26 @@ def _fields(
     ]
 
 
+# Top-level fields and the type each must have (the SDK's request TypedDicts), with
+# pydantic's word for it. A string is not a list here, though Python could iterate it.
+_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "stream": (bool, "a valid boolean"),
+    "stop_sequences": ((list, tuple), "a valid list"),
+    "tools": ((list, tuple), "a valid list"),
+    "thinking": (Mapping, "a valid dictionary"),
+}
+
+
+def _types(params: Mapping[str, Any]) -> list[str]:
+    # The API's 400s for a wrong type use pydantic's wording ("metadata: Input should be
+    # a valid dictionary"); not confirmed for each of these fields.
+    return [
+        f"{key}: Input should be {word}"
+        for key, (kind, word) in _TYPES.items()
+        if params.get(key) is not None and not isinstance(params[key], kind)
+    ]
+
+
 def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
     value = params.get("max_tokens")
     if "max_tokens" not in params:
@@ -183,8 +204,8 @@ def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> lis
 
 def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
     thinking = params.get("thinking")
-    if thinking is None or info is None:
-        return []
+    if not isinstance(thinking, Mapping) or info is None:
+        return []  # absent, or the wrong type (_types says so)
     kind = thinking.get("type") if isinstance(thinking, Mapping) else None
     if kind not in info.thinking:
         # That Sonnet 5.5 refuses "enabled"/"disabled" and budgets is documented

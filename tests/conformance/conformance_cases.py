@@ -222,4 +222,16 @@ CASES = [
     Case("thread without the beta header", req(thread={"type": "create"}), 400,
          "thread: Extra inputs are not permitted",
          SONNET_55 + " (a beta field is unknown without its beta)"),
+    # Fields of the wrong type (qa2): pydantic's wording, which the API's other field
+    # errors use ("...: Input should be a valid dictionary"); not confirmed per field.
+    Case("stream that is not a boolean", req(stream="yes"), 400,
+         "stream: Input should be a valid boolean", UNKNOWN),
+    Case("stop_sequences that is not a list", req(stop_sequences="I"), 400,
+         "stop_sequences: Input should be a valid list", UNKNOWN),
+    Case("tools that is not a list", req(tools={"name": "bash"}), 400,
+         "tools: Input should be a valid list", UNKNOWN),
+    Case("thinking that is not an object", req(thinking="adaptive"), 400,
+         "thinking: Input should be a valid dictionary", UNKNOWN),
+    Case("model that is not a string", req(model=["x"]), 400,
+         "model: Input should be a valid string", UNKNOWN),
 ]  # fmt: skip
