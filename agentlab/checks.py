@@ -305,7 +305,9 @@ def _history(
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         else:  # only right after a user turn (agentlab's wording: see misplaced_system)
-            errors += [str(p) for p in misplaced_system(i, messages[i - 1], m)]
+            placed = misplaced_system(i, messages[i - 1], m)
+            # Well placed, its own content is checked like any message's.
+            errors += [str(p) for p in placed or check_at(i, messages[i - 1], m)]
     if errors:
         return errors
     if kept and seen and len(kept) == len(messages) and _extends(kept, seen):

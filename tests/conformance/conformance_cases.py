@@ -154,6 +154,15 @@ CASES = [
          "another `system` message (agentlab's check; the API's wording for this error is not "
          "public)", "agentlab's choice, stricter than may be needed: " + SONNET_55 + " documents "
          "system messages after a user turn only, and two in a row can be merged; " + UNKNOWN),
+    # A system message's own content is checked like any message's (qa2): al.validate
+    # refused these while the server accepted them.
+    Case("an empty system message on Sonnet 5.5",
+         req(messages=[USER, {"role": "system", "content": ""}]), 400,
+         "messages.1: all messages must have non-empty content except for the optional final "
+         "assistant message", MESSAGES_REF + " (the rule for every message); " + UNKNOWN),
+    Case("a system message holding a tool_result on Sonnet 5.5",
+         req(messages=[USER, {"role": "system", "content": [RESULT]}]), 400,
+         "messages.1.content.0.text: Field required", UNKNOWN),
     Case("a system message on Haiku 4.5",
          req(HAIKU, messages=[USER, {"role": "system", "content": "Be brief."}]), 400,
          "messages.1.role: Input should be 'user' or 'assistant'", MESSAGES_REF),
