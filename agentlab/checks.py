@@ -116,6 +116,10 @@ def check_request(
     errors: list[str] = []
     required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
     errors += [f"{key}: Field required" for key in required if key not in params]
+    if "model" in params and not isinstance(params["model"], str):
+        # pydantic's wording for a wrong type, as the API's other field errors use it;
+        # not confirmed for this field.
+        errors.append("model: Input should be a valid string")
     info = models.get(params.get("model"))
     errors += _fields(params, info, api_version, beta, count_tokens)
     if not count_tokens:
@@ -123,6 +127,7 @@ def check_request(
     if "metadata" in params and not isinstance(params["metadata"], Mapping):
         # pydantic's wording, which the API's 400s use; the SDK's type is MetadataParam.
         errors.append("metadata: Input should be a valid dictionary")
+    errors += _types(params)
     errors += _thinking(params, info)
     errors += _tool_choice(params, info)
     messages = params.get("messages")
@@ -162,6 +167,26 @@ def _fields(
     ]
 
 
+# Top-level fields and the type each must have (the SDK's request TypedDicts), with
+# pydantic's word for it. A string is not a list here, though Python could iterate it.
+_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "stream": (bool, "a valid boolean"),
+    "stop_sequences": ((list, tuple), "a valid list"),
+    "tools": ((list, tuple), "a valid list"),
+    "thinking": (Mapping, "a valid dictionary"),
+}
+
+
+def _types(params: Mapping[str, Any]) -> list[str]:
+    # The API's 400s for a wrong type use pydantic's wording ("metadata: Input should be
+    # a valid dictionary"); not confirmed for each of these fields.
+    return [
+        f"{key}: Input should be {word}"
+        for key, (kind, word) in _TYPES.items()
+        if params.get(key) is not None and not isinstance(params[key], kind)
+    ]
+
+
 def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
     value = params.get("max_tokens")
     if "max_tokens" not in params:
@@ -179,8 +204,8 @@ def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> lis
 
 def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
     thinking = params.get("thinking")
-    if thinking is None or info is None:
-        return []
+    if not isinstance(thinking, Mapping) or info is None:
+        return []  # absent, or the wrong type (_types says so)
     kind = thinking.get("type") if isinstance(thinking, Mapping) else None
     if kind not in info.thinking:
         # That Sonnet 5.5 refuses "enabled"/"disabled" and budgets is documented
@@ -280,7 +305,9 @@ def _history(
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         else:  # only right after a user turn (agentlab's wording: see misplaced_system)
-            errors += [str(p) for p in misplaced_system(i, messages[i - 1], m)]
+            placed = misplaced_system(i, messages[i - 1], m)
+            # Well placed, its own content is checked like any message's.
+            errors += [str(p) for p in placed or check_at(i, messages[i - 1], m)]
     if errors:
         return errors
     if kept and seen and len(kept) == len(messages) and _extends(kept, seen):

@@ -71,6 +71,7 @@ def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     if reason == "tool_use" and not any(b.get("type") == "tool_use" for b in content):
         reason = "end_turn"
     stop = None
+    out = data.get("usage", {}).get("output_tokens")
     sequences = [s for s in body.get("stop_sequences") or [] if isinstance(s, str) and s]
     for i, b in enumerate(content):
         if b.get("type") != "text" or not sequences:
@@ -80,9 +81,9 @@ def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
             at, stop = min(hits)
             content = content[:i] + ([{**b, "text": b["text"][:at]}] if at else [])
             reason = "stop_sequence"
+            out = output_tokens(content)  # what was written up to the sequence, not the rest
             break
     budget = body.get("max_tokens")
-    out = data.get("usage", {}).get("output_tokens")
     if isinstance(budget, int) and budget > 0:
         chars, used, kept = budget * CHARS_PER_TOKEN, 0, []
         for b in content:
@@ -98,7 +99,10 @@ def apply(data: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
             out = min(out or 1, budget) if out is not None else None
     result = {**data, "content": content, "stop_reason": reason, "stop_sequence": stop}
     if out is not None:
-        result["usage"] = {**data["usage"], "output_tokens": max(1, min(out, budget or out))}
+        result["usage"] = {
+            **data.get("usage", {}),
+            "output_tokens": max(1, min(out, budget or out)),
+        }
     return result
 
 

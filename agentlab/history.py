@@ -714,37 +714,45 @@ def result_text(content: Any) -> str:
 
 
 def to_markdown(messages: Sequence[Any]) -> str:
-    """A readable transcript: one section per message, tools as code blocks."""
+    """A readable transcript: one section per message, tools as code blocks.
+
+    Text keeps its emphasis and code spans but makes no HTML, link or image
+    (``agentlab.render``'s rule for Markdown pages): shown with IPython's
+    ``Markdown`` it cannot run or load anything."""
+    from agentlab.render import _md_text  # render imports this module
+
     parts = []
     for i, message in enumerate(messages):
         role = _role(message)
         label = t(f"role.{role}") if role in ("user", "assistant") else str(role)
         if role == "user" and any(b.get("type") == "tool_result" for b in blocks(message)):
             label = t("role.tool_results")
-        lines = [f"**{i}. {label}**", ""]
+        lines = [f"**{i}. {_md_text(label)}**", ""]
         for b in blocks(message):
             kind = b.get("type")
             if kind == "text":
-                lines += [str(b.get("text", "")), ""]
+                lines += [_md_text(str(b.get("text", ""))), ""]
             elif kind == "tool_use":
                 args = json.dumps(b.get("input"), ensure_ascii=False)
+                fence = _fence(args)  # longer than any run of backticks inside
                 lines += [
-                    f"`tool_use` **{b.get('name')}** `{b.get('id')}`",
+                    f"`tool_use` **{_md_text(str(b.get('name')))}** `{b.get('id')}`",
                     "",
-                    "```json",
+                    f"{fence}json",
                     args,
-                    "```",
+                    fence,
                     "",
                 ]
             elif kind == "tool_result":
                 flag = " (is_error)" if b.get("is_error") else ""
                 text = result_text(b.get("content"))
+                fence = _fence(text)
                 lines += [
                     f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
                     "",
-                    "```text",
+                    f"{fence}text",
                     text,
-                    "```",
+                    fence,
                     "",
                 ]
             elif kind == "thinking":

@@ -646,6 +646,7 @@ class AgentMagics(Magics):
         busy = session.loop
         if busy is not None and busy.stage in ("decide", "execute", "append"):
             raise UsageError(t("magic.busy", stage=busy.stage))
+        kept = session.model, session.system  # back again if the cell changes nothing
         if args.model:
             session.model = args.model
         if system is not None:
@@ -682,6 +683,8 @@ class AgentMagics(Magics):
                 loop.run()
             except RequestError as e:
                 took_back = _take_back(loop, before)
+                if took_back:  # "nothing was added": nor is a --model or --system kept
+                    session.model, session.system = kept
                 print(t("magic.request_failed", explanation=e.explanation), file=sys.stderr)
                 print(
                     t("magic.took_back" if took_back else "magic.kept", n=len(loop.messages)),
@@ -690,6 +693,8 @@ class AgentMagics(Magics):
                 loop.stage, loop.ended, loop.explanation = "done", "error", e.explanation
             except KeyboardInterrupt as e:  # the loop has answered every tool call already
                 took_back = _take_back(loop, before)
+                if took_back:
+                    session.model, session.system = kept
                 results = getattr(e, "results", [])
                 raise AgentStopped(stopped_line(loop, took_back), results) from None
         result = loop.result()

@@ -62,11 +62,17 @@ def ids() -> list[str]:
     return list(table()["models"])
 
 
-@lru_cache(maxsize=256)
 def get(model: str | None) -> ModelInfo | None:
-    """The row for ``model`` (exact id, else the longest id it starts with); None if unknown."""
-    if not model:
+    """The row for ``model`` (exact id, else the longest id it starts with); None if unknown.
+
+    Anything but a non-empty string (a request's ``"model": ["x"]``) is unknown too."""
+    if not model or not isinstance(model, str):
         return None
+    return _get(model)
+
+
+@lru_cache(maxsize=256)
+def _get(model: str) -> ModelInfo | None:
     rows = table()["models"]
     key = (
         model

@@ -536,3 +536,40 @@ def test_without_a_namespace_the_kill_reaches_the_checker():
     """The documented limit, and the control for the test above."""
     done = _run_checker(namespaces=False)
     assert done.returncode == -signal.SIGKILL
+
+
+# -- what the checked process sends back is data, never code ------------------------------
+
+
+class RunsInTheChecker:
+    """Unpickled with pickle, this would open (create) a file in the process that
+    runs check(): code from the student's process running in the kernel."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _sends_to_the_checker(path):
+    def first_message(query):
+        # Find the child's own `send` (the scenario loop, on another thread) and
+        # hand it an object of the student's making instead of a Result.
+        for frame in sys._current_frames().values():
+            while frame is not None and frame.f_code.co_name != "_judge_all":
+                frame = frame.f_back
+            if frame is not None:
+                frame.f_locals["send"](RunsInTheChecker(str(path)))
+        return {"role": "user", "content": query}
+
+    return first_message
+
+
+def test_a_forged_message_from_the_checked_process_runs_nothing_in_the_kernel(tmp_path):
+    marker = tmp_path / "ran-in-the-kernel"
+    report = check("first_message", _sends_to_the_checker(marker), timeout=1)
+    assert not marker.exists()  # the object was refused, not unpickled
+    assert not report.passed
+    assert "sent a io.open, not a result" in report.results[0].happened
+    assert check("first_message", reference.first_message).passed  # the checker still works

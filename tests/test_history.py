@@ -192,6 +192,40 @@ def test_to_markdown_shows_every_block():
     assert "user (tool results)" in md
 
 
+def test_to_markdown_keeps_tool_input_and_output_inside_their_code_blocks():
+    # A tool's output (or a model's tool input) holding ``` must not close the fence
+    # early: what follows would be read as Markdown, raw HTML included.
+    from markdown_it import MarkdownIt
+
+    output = "```\n<img src=x onerror=alert(1)>\n````"
+    command = "printf '```\n<b>x</b>'"
+    h = [TASK, asst(use("t1", command=command)), user(result("t1", output))]
+    tokens = MarkdownIt("commonmark").parse(to_markdown(h))
+    fences = [tok.content for tok in tokens if tok.type == "fence"]
+    assert fences == [json.dumps({"command": command}) + "\n", output + "\n"]
+    assert not [tok for tok in tokens if tok.type.startswith("html")]
+
+
+def test_to_markdown_lets_model_text_make_no_html_link_or_image():
+    # Lesson 01 shows to_markdown with IPython's Markdown(): in a trusted JupyterLab
+    # output raw HTML is not sanitised, so model text like <img onerror=...> would run.
+    # As render.result_markdown does: emphasis and code stay, HTML and links do not.
+    from markdown_it import MarkdownIt
+
+    hostile = (
+        "See `a<b>` and <img src=x onerror=alert(1)> [x](javascript:alert(2)) ![i](http://e/x)"
+    )
+    h = [{"role": "user", "content": "<b>hi</b>"}, asst(text(hostile))]
+    tokens = MarkdownIt("commonmark").parse(to_markdown(h))
+    inline = [c for tok in tokens for c in (tok.children or [])]
+    kinds = {c.type for c in inline}
+    assert not kinds & {"html_inline", "link_open", "image"}
+    assert not [tok for tok in tokens if tok.type == "html_block"]
+    assert "a<b>" in [c.content for c in inline if c.type == "code_inline"]  # code kept as is
+    shown = "".join(c.content for c in inline if c.type == "text")
+    assert "<img src=x onerror=alert(1)>" in shown and "<b>hi</b>" in shown  # as text
+
+
 # -- the API's schema, read from the SDK's request types -------------------------------------
 #
 # Sources for the wording: the API validates request bodies with pydantic and answers

@@ -330,6 +330,21 @@ def test_an_api_error_says_what_happened_and_changes_nothing(ip, capsys):
     assert ip.user_ns["_agent"].messages == before  # the task was taken back out
 
 
+def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
+    # "Nothing was added ... run the cell again to retry": the --model and --system of
+    # a cell whose first request failed (a misspelt model: 404) must not stick to the
+    # conversation, or every later cell fails the same way until %agent reset.
+    scripted(ip, ["fine", bad_request("model: claude-nope"), "fine again"])
+    cell(ip, "--client client --model claude-haiku-4-5 --system 'Be brief.'", "First")
+    cell(ip, "--client client --model claude-nope --system 'Be long.'", "Second")
+    assert "Nothing was added" in capsys.readouterr().err
+    session = ip.user_ns["_agent"]
+    assert (session.model, session.system) == ("claude-haiku-4-5", "Be brief.")
+    cell(ip, "--client client", "Third")
+    last = ip.user_ns["client"].requests[-1]
+    assert last["model"] == "claude-haiku-4-5" and last["system"] == "Be brief."
+
+
 def test_an_api_error_after_a_tool_turn_keeps_the_valid_part(ip, capsys):
     scripted(ip, [[tool_use("bash", {"command": "echo hi"})], bad_request("broken")])
     result = cell(ip, "--client client", "Go")

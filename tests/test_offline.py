@@ -291,6 +291,17 @@ def test_stop_sequences_and_tool_choice_none():
     assert [b.type for b in no_tools.content] == ["text"]
 
 
+def test_a_stop_sequence_counts_only_the_tokens_written_before_it():
+    # Output tokens are what the model generated: text cut at a stop sequence is not
+    # generated (handling-stop-reasons, as cited above). Before, the whole reply counted.
+    hi = [{"role": "user", "content": "hello"}]
+    whole = _demo(messages=hi)
+    stopped = _demo(messages=hi, stop_sequences=["I"])  # the demo's reply starts with "I am"
+    assert stopped.stop_reason == "stop_sequence" and stopped.content == []
+    assert whole.usage.output_tokens > 20
+    assert stopped.usage.output_tokens == 1
+
+
 def test_the_same_controls_as_the_server(monkeypatch):
     from agentlab.testing import FakeMessagesServer
 

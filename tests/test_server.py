@@ -67,6 +67,37 @@ def test_a_stream_is_the_apis_event_sequence():
     assert "event: ping" in raw.text  # the SDK skips pings; the server sends one like the API
 
 
+def test_a_plain_json_reply_carries_stop_sequence_null_as_the_api_does():
+    # The Messages API reference's example response (platform.claude.com/docs/en/api/
+    # messages) has "stop_sequence": null when no stop sequence fired; recalled, not
+    # re-checked on 2026-12-01. The offline make_message and the stream's message_start
+    # already carry it; a third-party client reading the field must find it here too.
+    with FakeMessagesServer(["done"]) as server:
+        raw = httpx2.post(
+            server.url + "/v1/messages",
+            json={"model": MODEL, "max_tokens": 9, "messages": HI},
+            headers={"anthropic-version": "2023-06-01"},
+        )
+    body = raw.json()
+    assert body["stop_reason"] == "end_turn"
+    assert "stop_sequence" in body and body["stop_sequence"] is None
+
+
+@pytest.mark.parametrize("model", [["claude-haiku-4-5"], 5, {"id": "x"}])
+def test_a_model_that_is_not_a_string_is_a_400_not_a_crash(model):
+    # A client error: the API answers 400 with pydantic's wording for a wrong type, as
+    # for other fields ("messages.0.content.0.text: Input should be a valid string");
+    # the exact text for `model` is not public. Before, the server crashed (500).
+    with FakeMessagesServer(["never"]) as server:
+        raw = httpx2.post(
+            server.url + "/v1/messages",
+            json={"model": model, "max_tokens": 9, "messages": HI},
+            headers={"anthropic-version": "2023-06-01"},
+        )
+    assert raw.status_code == 400
+    assert raw.json()["error"]["message"] == "model: Input should be a valid string"
+
+
 def test_the_stream_helper_rebuilds_exactly_the_scripted_message():
     scripted = make_message(
         [

@@ -524,7 +524,9 @@ class FakeMessagesServer:
         if record.streamed:
             h.stream(reply, request_id, fault)
         else:
-            h.send(Answer(200, reply.model_dump(mode="json", exclude_none=True)), request_id)
+            data = reply.model_dump(mode="json", exclude_none=True)
+            data.setdefault("stop_sequence", None)  # null, not missing, as the API sends it
+            h.send(Answer(200, data), request_id)
 
 
 def _model_info(model: str) -> dict[str, Any]:

@@ -154,6 +154,15 @@ CASES = [
          "another `system` message (agentlab's check; the API's wording for this error is not "
          "public)", "agentlab's choice, stricter than may be needed: " + SONNET_55 + " documents "
          "system messages after a user turn only, and two in a row can be merged; " + UNKNOWN),
+    # A system message's own content is checked like any message's (qa2): al.validate
+    # refused these while the server accepted them.
+    Case("an empty system message on Sonnet 5.5",
+         req(messages=[USER, {"role": "system", "content": ""}]), 400,
+         "messages.1: all messages must have non-empty content except for the optional final "
+         "assistant message", MESSAGES_REF + " (the rule for every message); " + UNKNOWN),
+    Case("a system message holding a tool_result on Sonnet 5.5",
+         req(messages=[USER, {"role": "system", "content": [RESULT]}]), 400,
+         "messages.1.content.0.text: Field required", UNKNOWN),
     Case("a system message on Haiku 4.5",
          req(HAIKU, messages=[USER, {"role": "system", "content": "Be brief."}]), 400,
          "messages.1.role: Input should be 'user' or 'assistant'", MESSAGES_REF),
@@ -222,4 +231,16 @@ CASES = [
     Case("thread without the beta header", req(thread={"type": "create"}), 400,
          "thread: Extra inputs are not permitted",
          SONNET_55 + " (a beta field is unknown without its beta)"),
+    # Fields of the wrong type (qa2): pydantic's wording, which the API's other field
+    # errors use ("...: Input should be a valid dictionary"); not confirmed per field.
+    Case("stream that is not a boolean", req(stream="yes"), 400,
+         "stream: Input should be a valid boolean", UNKNOWN),
+    Case("stop_sequences that is not a list", req(stop_sequences="I"), 400,
+         "stop_sequences: Input should be a valid list", UNKNOWN),
+    Case("tools that is not a list", req(tools={"name": "bash"}), 400,
+         "tools: Input should be a valid list", UNKNOWN),
+    Case("thinking that is not an object", req(thinking="adaptive"), 400,
+         "thinking: Input should be a valid dictionary", UNKNOWN),
+    Case("model that is not a string", req(model=["x"]), 400,
+         "model: Input should be a valid string", UNKNOWN),
 ]  # fmt: skip
