@@ -190,9 +190,22 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 # --------------------------------------------------------------------------
 
 
+# Characters that reorder or hide text without being seen: bidi controls (an
+# "approve" prompt could show a command in another order than it runs), zero-width
+# spaces and joiners that split words, the byte-order mark. Shown as escapes instead.
+# (ZWJ/ZWNJ, U+200C/D, stay: emoji and several scripts need them.)
+_UNSEEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def shown(text: str) -> str:
+    """``text`` with the characters that reorder or hide text written out (``\\u202e``)."""
+    return _UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def escape(value: Any) -> str:
-    """Text as HTML text: ``<``, ``>``, ``&`` and quotes can never start a tag."""
-    return html.escape(str(value), quote=True)
+    """Text as HTML text: ``<``, ``>``, ``&`` and quotes can never start a tag, and
+    nothing can reorder or hide what is shown (see ``shown``)."""
+    return html.escape(shown(str(value)), quote=True)
 
 
 def tn(key: str, n: int, **values: Any) -> str:
@@ -239,7 +252,7 @@ def markdown(text: str) -> str:
 
     tags = set(nh3.ALLOWED_TAGS) - {"img", "map", "area"}
     out = nh3.clean(
-        _markdown_it().render(text),
+        _markdown_it().render(shown(text)),
         tags=tags,
         url_schemes=LINK_SCHEMES,
         link_rel="noopener noreferrer",

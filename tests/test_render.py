@@ -646,3 +646,25 @@ def test_hostile_strings_in_every_field_of_every_view_stay_text(
     for html in pages:
         assert_inert(html)
     assert _live_links(result_markdown(result)) == []
+
+
+BIDI = "echo safe \u202e; rm -rf ~ #\u202c"  # shows as "echo safe # ~ fr- mr ;" in a browser
+
+
+@pytest.mark.parametrize("where", ["text", "tool_input", "tool_output"])
+def test_characters_that_reorder_or_hide_text_are_written_out(where: str) -> None:
+    # Bidi overrides make a browser draw a command in another order than it runs
+    # (the "Trojan Source" trick, CVE-2021-42574); zero-width spaces hide text.
+    messages = tool_turn()
+    hidden = BIDI + " a\u200bb \u2066x\u2069"
+    if where == "text":
+        messages[3]["content"][0]["text"] = hidden
+    elif where == "tool_input":
+        messages[1]["content"][1]["input"] = {"command": hidden}
+    else:
+        messages[2]["content"][0]["content"] = hidden
+    page = transcript_html(messages) + pairing_table_html(messages)
+    for ch in "\u202e\u202c\u200b\u2066\u2069":
+        assert ch not in page
+    assert "\\u202e" in page and "\\u200b" in page
+    assert "👨\u200d👩" in transcript_html([{"role": "user", "content": "👨\u200d👩 family"}])
