@@ -116,7 +116,8 @@ def request(
         body["tools"] = tools if prebuilt else tool_params(tools)
     if cache:
         body["cache_control"] = {"type": "ephemeral"}
-    body.update(params)
+    if params:
+        body.update(params)
     if not stream:
         return client.messages.create(**body)
     with client.messages.stream(**body) as s:

@@ -53,8 +53,9 @@ _USAGE = (
 
 def _usage(u: Any) -> dict[str, int]:
     """One reply's ``usage`` (an SDK object, a dict or None) as a dict of counts."""
-    get = u.get if isinstance(u, dict) else lambda k: getattr(u, k, 0)
-    return {k: int(get(k) or 0) for k in _USAGE}
+    if isinstance(u, dict):
+        return {k: u.get(k) or 0 for k in _USAGE}
+    return {k: getattr(u, k, None) or 0 for k in _USAGE}
 
 
 def _pending(messages: list[Any], since: int) -> list[dict[str, Any]]:
