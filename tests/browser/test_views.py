@@ -343,3 +343,60 @@ def test_chinese_lesson_02_renders_with_a_cjk_font(lab: Any, page: Any) -> None:
     assert has_font, "no CJK font: install fonts-noto-cjk (.ci/install-browser)"
     view.scroll_into_view_if_needed()
     view.screenshot(path=str(IMAGES / "zh-02-loopview.png"))
+
+
+LONG_HISTORY = """\
+from agentlab.widgets import HistoryView
+
+messages = [{"role": "user", "content": "List the folders two at a time."}]
+for k in range(100):  # 100 turns of two parallel calls: 201 messages, 200 pairs
+    uses = [tool_use("bash", {"command": f"ls {k}{c}"}, id=f"toolu_{k:03d}{c}") for c in "ab"]
+    results = [{"type": "tool_result", "tool_use_id": u["id"], "content": "x"} for u in uses]
+    messages += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+hv = HistoryView(messages)
+hv
+"""
+
+
+def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
+    lab: Any, page: Any
+) -> None:
+    """What smooth scrolling rests on (timings: benchmarks/widgets.py --browser):
+    one stylesheet for the whole view, not a <style> per pair; content-visibility
+    on the pages of cards, not on each card. And hovering still lights a pair."""
+    from playwright.sync_api import expect
+
+    panel = open_cells(lab, page, "long_history.ipynb", [PRELUDE, LONG_HISTORY])
+    view = panel.locator(".al-history")
+    expect(view.locator(".al-card")).to_have_count(201)
+    # (querySelectorAll, as Playwright's locators also count the <style> that
+    # Chromium puts in the shadow root of each <details>)
+    assert view.evaluate("(e) => e.querySelectorAll('style').length") == 1
+    pages = view.locator(".al-page")
+    assert pages.count() == 4
+    visibility = "(e) => getComputedStyle(e).contentVisibility"
+    assert pages.first.evaluate(visibility) == "auto"
+    assert view.locator(".al-card").first.evaluate(visibility) == "visible"
+
+    # messages[49] (the calls of turn 25) and [50] (their results) close page 1 together
+    same_page = "(e) => e.parentElement === e.nextElementSibling.parentElement"
+    assert view.locator(".al-card").nth(49).evaluate(same_page)
+    view.locator(".al-card").nth(49).evaluate(
+        "(e) => { e.open = true; e.nextElementSibling.open = true; }"
+    )
+    lit_up = re.compile("inset")
+    calls = view.locator(".al-card-assistant")
+    result_b = view.locator(".al-card-results .al-pair-50")  # the second call's result
+    result_b.scroll_into_view_if_needed()
+    expect(calls.locator(".al-pair-50")).not_to_have_css("box-shadow", lit_up)
+    result_b.hover()
+    expect(calls.locator(".al-pair-50")).to_have_css("box-shadow", lit_up)
+    expect(calls.locator(".al-pair-49")).not_to_have_css("box-shadow", lit_up)  # its neighbour
+    calls.locator(".al-pair-52").evaluate("(e) => e.closest('details').open = true")
+    expect(calls.locator(".al-pair-52")).not_to_have_css("box-shadow", lit_up)  # the next turn
+    calls.locator(".al-pair-49").hover()  # and from the call to its result
+    expect(view.locator(".al-card-results .al-pair-49")).to_have_css("box-shadow", lit_up)
+    expect(result_b).not_to_have_css("box-shadow", lit_up)
+    result_b.locator(".al-badge").click()  # pinned: lit after the pointer leaves
+    view.locator(".al-summary").hover()
+    expect(calls.locator(".al-pair-50")).to_have_css("box-shadow", lit_up)
