@@ -438,6 +438,9 @@ EN: dict[str, str] = {
     "view.copy.done": "Copied {n} {n:message|messages} ({size}) to the clipboard; the text is also in the box below.",
     "diagram.stopped": "stopped",
     "diagram.ended": "ended here",
+    # keyboard shortcuts in the views (scroll helper)
+    "view.keys.shortcuts": "Keyboard, with the focus in this view (click one of its buttons first): <kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn; <kbd>Tab</kbd> moves between the buttons, <kbd>Enter</kbd> or <kbd>Space</kbd> presses the one in focus; <kbd>Enter</kbd> in the Ask box sends the question and runs it.",
+    "view.keys.hint": "key {name}",
 }
 
 ZH: dict[str, str] = {
@@ -844,6 +847,9 @@ ZH: dict[str, str] = {
     "view.copy.done": "已把 {n} 条消息（{size}）复制到剪贴板；下面的文本框里也有这段文本。",
     "diagram.stopped": "已停止",
     "diagram.ended": "在此结束",
+    # keyboard shortcuts in the views (scroll helper)
+    "view.keys.shortcuts": "键盘（焦点在本视图内时，例如先点一下某个按钮）：<kbd>N</kbd> 下一阶段，<kbd>T</kbd> 运行一轮；<kbd>Tab</kbd> 在按钮之间移动，<kbd>Enter</kbd> 或 <kbd>Space</kbd> 按下当前按钮；在提问框中按 <kbd>Enter</kbd> 发送问题并运行。",
+    "view.keys.hint": "快捷键 {name}",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

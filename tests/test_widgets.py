@@ -242,6 +242,36 @@ def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) 
 # --------------------------------------------------------------------------- LoopView
 
 
+def test_n_and_t_are_bound_to_next_stage_and_run_turn(tmp_path: Path) -> None:
+    from agentlab.widgets import keys
+
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert isinstance(view.shortcuts, keys.Shortcuts) and view.shortcuts in view.children
+    bound = view.shortcuts.bindings
+    assert set(bound) == {"n", "t"}
+    assert bound["n"] in classes(view.next_button) and bound["t"] in classes(view.turn_button)
+    assert view.shortcuts.scope == ".al-loop" and "al-loop" in classes(view)
+    assert "<kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn" in html_of(view)
+    assert view.next_button.tooltip.endswith("key N")
+
+
+def test_without_anywidget_the_view_documents_tab_enter_and_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlab.widgets import keys
+
+    monkeypatch.setattr(keys, "anywidget", None)
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.shortcuts is None and not keys.available()
+    text = html_of(view)
+    assert "<kbd>Tab</kbd> moves between the buttons" in text and "<kbd>N</kbd>" not in text
+    assert "key N" not in view.next_button.tooltip
+    view.next_button.click()  # the buttons work as before
+    assert len(loop.messages) == 2
+
+
 def stage_of(view: LoopView) -> str:
     return view.diagram.value.split('data-stage="')[1].split('"')[0]
 
