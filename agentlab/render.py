@@ -120,7 +120,7 @@ STYLE = """<style>
 .al-card-user{border-left-color:var(--al-user)}.al-card-assistant{border-left-color:var(--al-assistant)}
 .al-card-results{border-left-color:var(--al-results)}
 .al-card:not([open]){padding-bottom:6px}
-.al-page{content-visibility:auto;contain-intrinsic-size:auto 2000px}
+.al-page:not(:last-child){content-visibility:auto;contain-intrinsic-size:auto 2000px}
 summary.al-head{display:flex;gap:8px;align-items:baseline;font-size:12px;margin:0 0 2px 0;
  cursor:pointer;list-style:none;min-width:0}
 summary.al-head::-webkit-details-marker{display:none}

@@ -28,8 +28,9 @@ appended message redraws the last page (and, rarely, the page before it,
 where the card that folds or the card it answers sits), never the others.
 
 Scrolling a long history stays smooth because the browser skips the pages
-that are off screen (``content-visibility: auto`` on each page). It is set on
-the 40 pages and not on the 2,000 cards: Chrome watches every such element
+that are off screen (``content-visibility: auto`` on each full page; never on
+the last one, so a short history is drawn at once). It is set on the 40
+pages and not on the 2,000 cards: Chrome watches every such element
 with an IntersectionObserver, and checking 2,000 of them on each frame was
 what made scrolling slow (see ``benchmarks/widgets.py --browser``).
 """

@@ -376,6 +376,7 @@ def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
     assert pages.count() == 4
     visibility = "(e) => getComputedStyle(e).contentVisibility"
     assert pages.first.evaluate(visibility) == "auto"
+    assert pages.last.evaluate(visibility) == "visible"  # the current turn: always drawn
     assert view.locator(".al-card").first.evaluate(visibility) == "visible"
 
     # messages[49] (the calls of turn 25) and [50] (their results) close page 1 together
