@@ -37,7 +37,6 @@ import agentlab as al
 from agentlab.loop import Event
 from agentlab.render import PALETTE
 from agentlab.widgets import HistoryView
-from agentlab.widgets.history_view import PAGE
 
 APPENDS = 200  # messages appended per measurement
 REPEATS = 5
@@ -102,7 +101,8 @@ def build(n: int) -> float:
 
 # --------------------------------------------------------------------------- in the browser
 
-# The CSS of the previous version, for the "before" view.
+# The markup of the previous version, for the "before" view.
+OLD_PAGE = 50  # cards per page
 OLD_CARDBOX = "<style>.al-cardbox{content-visibility:auto;contain-intrinsic-size:auto 44px}</style>"
 OLD_PAIR = (
     "<style>.al-root:has(.al-pair-{n}:hover) .al-pair-{n},"
@@ -129,7 +129,7 @@ def before_view(view: HistoryView) -> Any:
         return f'<div class="al-cardbox">{card}</div>'
 
     cards = [old(c) for c in view.cards]
-    pages = [W.HTML("".join(cards[k : k + PAGE])) for k in range(0, len(cards), PAGE)]
+    pages = [W.HTML("".join(cards[k : k + OLD_PAGE])) for k in range(0, len(cards), OLD_PAGE)]
     box = W.VBox([W.HTML(OLD_CARDBOX), W.VBox(pages)])
     box.add_class("al-root")
     box.add_class("al-history")

@@ -18,8 +18,8 @@ output fold too ("show N more lines"). A call the person edited or denied
 (in a LoopView's confirm mode) says so on its card, with what really ran.
 
 Cards are drawn by the same function as the widget-free HTML
-(``agentlab.render.card_html``) and sit in pages of about 50: one HTML widget
-per page, not per card, so a history of 2,000 messages is 40 widgets for the
+(``agentlab.render.card_html``) and sit in pages of about 100: one HTML widget
+per page, not per card, so a history of 2,000 messages is 20 widgets for the
 browser to build, not 2,000 (each widget is a model, a view and a comm).
 A results card always shares the page of the card before it, so the CSS that
 lights up a pair (``render.PAIR_STYLE``) finds both halves side by side.
@@ -29,7 +29,7 @@ where the card that folds or the card it answers sits), never the others.
 
 Scrolling a long history stays smooth because the browser skips the pages
 that are off screen (``content-visibility: auto`` on each full page; never on
-the last one, so a short history is drawn at once). It is set on the 40
+the last one, so a short history is drawn at once). It is set on the 20
 pages and not on the 2,000 cards: Chrome watches every such element
 with an IntersectionObserver, and checking 2,000 of them on each frame was
 what made scrolling slow (see ``benchmarks/widgets.py --browser``).
@@ -60,7 +60,7 @@ from agentlab.widgets.base import dispose, source
 
 __all__ = ["HistoryView"]
 
-PAGE = 50  # cards per page (one more if a results card follows): an append redraws one page
+PAGE = 100  # cards per page (one more if a results card follows): an append redraws one page
 _views = itertools.count(1)  # a class per view, so a pinned pair lights up in its own view only
 
 
