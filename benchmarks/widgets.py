@@ -10,12 +10,15 @@ Browser side (``--browser``, needs Chromium and JupyterLab as the browser
 tests do): the browser's own clock (``performance.now()``) from running a cell
 to the last card drawn, for a view of 20 and one of 2,000 messages, side by
 side in one notebook; then one append to each; then frame times while the
-2,000-message view scrolls (smooth means few frames over 50 ms), next to the
-same cards in the markup of the previous version ("before": a ``<style>`` per
-tool pair and ``content-visibility: auto`` on each of the 2,000 cards), once
-at full speed and once with the CPU slowed 4x (Chrome's own throttling, as on
-a slow school laptop or a busy machine). The "before" view is built here from
-the new view's cards, so both show exactly the same messages.
+2,000-message view scrolls (smooth means few frames over 50 ms), once at full
+speed and once with the CPU slowed 4x (Chrome's own throttling, as on a slow
+school laptop or a busy machine); then the time Chrome spends restyling the
+page for each hover over a tool pair (its ``Performance.getMetrics`` count).
+
+Each is printed next to "before": the same cards in the markup of the previous
+version (a ``<style>`` with two ``:has()`` rules per tool pair, pages of 50,
+``content-visibility: auto`` on each of the 2,000 cards), opened in a second
+notebook once the first is closed, so neither page's rules reach the other.
 
 The messages are tool turns (an assistant text + tool_use, then a user
 tool_result), the heaviest cards.
@@ -33,10 +36,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import agentlab as al
-from agentlab.loop import Event
-from agentlab.render import PALETTE
-from agentlab.widgets import HistoryView
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # measure this checkout
+
+import agentlab as al  # noqa: E402
+from agentlab.loop import Event  # noqa: E402
+from agentlab.render import PAIR_STYLE, PALETTE, STYLE  # noqa: E402
+from agentlab.widgets import HistoryView  # noqa: E402
 
 APPENDS = 200  # messages appended per measurement
 REPEATS = 5
@@ -130,7 +135,8 @@ def before_view(view: HistoryView) -> Any:
 
     cards = [old(c) for c in view.cards]
     pages = [W.HTML("".join(cards[k : k + OLD_PAGE])) for k in range(0, len(cards), OLD_PAGE)]
-    box = W.VBox([W.HTML(OLD_CARDBOX), W.VBox(pages)])
+    style = STYLE.replace(PAIR_STYLE, "") + OLD_CARDBOX
+    box = W.VBox([W.HTML(style), W.VBox(pages)])
     box.add_class("al-root")
     box.add_class("al-history")
     return box
@@ -183,6 +189,18 @@ SCROLL_JS = """async ([watch, start]) => {
 SCROLLED = 160 * 250  # px per measurement: two fit in a view of 2,000 folded cards
 
 
+# Open 40 folded cards in the middle of a big view; the places of their tool pairs.
+PAIRS_JS = """async (watch) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const cards = nb.widgets[watch].node.querySelectorAll('details.al-card');
+    for (let i = 1001; i < 1041; i++) cards[i].open = true;
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    for (let k = 0; k < 3; k++) { cards[1001].scrollIntoView(); await frame(); await frame(); }
+    return [...nb.widgets[watch].node.querySelectorAll('details.al-card[open] .al-pair')]
+        .map(e => e.getBoundingClientRect()).filter(r => r.top > 40 && r.bottom < 860)
+        .map(r => [r.left + 40, r.top + r.height / 2]);
+}"""
+
 # The same number of frames with nothing to do: what this machine gives anyway.
 IDLE_JS = """async () => {
     const frame = () => new Promise(r => requestAnimationFrame(r));
@@ -210,14 +228,15 @@ def browser() -> None:
 
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
 
+    setup = SETUP.format(root=str(here.parent), here=str(here))
     cells = [
-        SETUP.format(root=str(here.parent), here=str(here)),
+        setup,
         "v20 = HistoryView(small); v20",
         "v2000 = HistoryView(large); v2000",
-        "old2000 = before_view(v2000); old2000",
         "small += tool_turn(999_999)[:1]; v20.refresh()",
         "large += tool_turn(999_999)[:1]; v2000.refresh()",
     ]
+    before = [setup, "old2000 = before_view(HistoryView(large)); old2000"]
     with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
         lab = start_lab(Path(tmp))
         pw = sync_playwright().start()
@@ -227,23 +246,46 @@ def browser() -> None:
             )
             page = chromium.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(300_000)
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
+
+            def frames_and_hovers(watch: int) -> tuple[dict[int, list[float]], float]:
+                frames = {}
+                for slowdown, start in ((1, 0), (4, SCROLLED)):  # each pass scrolls new ground
+                    cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+                    frames[slowdown] = page.evaluate(SCROLL_JS, [watch, start])
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                spots = page.evaluate(PAIRS_JS, watch)
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+                style = _style_seconds(cdp)
+                for _ in range(3):
+                    for x, y in spots:
+                        page.mouse.move(x, y)
+                        page.wait_for_timeout(30)
+                per_hover = (_style_seconds(cdp) - style) / max(1, 3 * len(spots))
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                page.mouse.move(1, 1)
+                return frames, per_hover
+
+            # the new views, then (the first notebook closed, its styles gone) the old markup
             lab.write_notebook("bench.ipynb", cells)
             lab.open_notebook(page, "bench.ipynb")
-            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
             ms(0, 0, 0)  # imports
-            opens = [[ms(1, 1, 21), ms(2, 2, 2001), ms(3, 3, 2001)] for _ in range(REPEATS)]
-            open20, open2000, old2000 = (statistics.median(column) for column in zip(*opens))
-            add20, add2000 = ms(4, 1, 22), ms(5, 2, 2002)
-            cdp = page.context.new_cdp_session(page)
-            frames = {}
-            for slowdown, start in ((1, 0), (4, SCROLLED)):  # each pass scrolls new ground
+            opens = [[ms(1, 1, 21), ms(2, 2, 2001)] for _ in range(REPEATS)]
+            open20, open2000 = (statistics.median(column) for column in zip(*opens))
+            add20, add2000 = ms(3, 1, 22), ms(4, 2, 2002)
+            idle = {}
+            for slowdown in (1, 4):
                 cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
-                frames[slowdown] = [
-                    page.evaluate(IDLE_JS),
-                    page.evaluate(SCROLL_JS, [2, start]),
-                    page.evaluate(SCROLL_JS, [3, start]),
-                ]
-            cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                idle[slowdown] = page.evaluate(IDLE_JS)
+            now, now_hover = frames_and_hovers(2)
+            page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+            lab.write_notebook("before.ipynb", before)
+            lab.open_notebook(page, "before.ipynb")
+            ms(0, 0, 0)
+            old2000 = statistics.median(ms(1, 1, 2001) for _ in range(REPEATS))
+            old, old_hover = frames_and_hovers(1)
             chromium.close()
         finally:
             pw.stop()
@@ -259,11 +301,18 @@ def browser() -> None:
     print(
         f"append one message, 2001: {add2000:8.0f} ms   ratio {add2000 / add20:.2f}  (target <= 2)"
     )
-    for slowdown, (idle, now, before) in frames.items():
+    for slowdown in (1, 4):
         print(f"frames while the 2001-message view scrolls, CPU slowed {slowdown}x by Chrome:")
-        _frames("nothing to do:", idle)
-        _frames("scrolling:", now)
-        _frames("scrolling, before:", before)
+        _frames("nothing to do:", idle[slowdown])
+        _frames("scrolling:", now[slowdown])
+        _frames("scrolling, before:", old[slowdown])
+    print("style recalculation per hover over a tool pair (CPU slowed 4x, Chrome's own count):")
+    print(f"  now {now_hover * 1e3:.1f} ms, before {old_hover * 1e3:.1f} ms")
+
+
+def _style_seconds(cdp: Any) -> float:
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "RecalcStyleDuration"))
 
 
 def main() -> None:
