@@ -163,6 +163,10 @@ def test_keys_n_and_t_step_and_run_a_turn_while_the_focus_is_in_the_view(
     page.keyboard.press("t")  # the next turn: the model answers and the loop ends
     expect(view.locator(".al-card-assistant")).to_have_count(2)
     expect(view.locator(".al-card-assistant").last).to_contain_text("the command worked")
+    ask = view.get_by_placeholder("Ask a follow-up question…")
+    ask.press_sequentially("not")  # typed into a text box, the keys are letters again
+    expect(ask).to_have_value("not")
+    expect(view.locator(".al-card")).to_have_count(4)
 
 
 SLOW = """\
