@@ -445,6 +445,9 @@ EN: dict[str, str] = {
     "script.tool_choice.tool": "call the tool {name} and no other",
     "script.tool_choice.none": "call no tool",
     "script.tool_choice.nothing": "no tool",
+    # keyboard shortcuts in the views (scroll helper)
+    "view.keys.shortcuts": "Keyboard, with the focus in this view (click one of its buttons first): <kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn; <kbd>Tab</kbd> moves between the buttons, <kbd>Enter</kbd> or <kbd>Space</kbd> presses the one in focus; <kbd>Enter</kbd> in the Ask box sends the question and runs it.",
+    "view.keys.hint": "key {name}",
 }
 
 ZH: dict[str, str] = {
@@ -686,7 +689,6 @@ ZH: dict[str, str] = {
     "view.ask.placeholder": "再问一个问题…",
     "view.ask.button": "提问",
     "view.ask.button.tip": "把你的问题作为一条新的 user 消息加入，并继续运行循环",
-    "view.result.summary": "stop_reason {reason} · {turns} 轮 · {n} 条消息",
     "diagram.title": "Agent 循环的一轮",
     "diagram.task": "用户任务",
     "diagram.request": "请求模型",
@@ -858,6 +860,9 @@ ZH: dict[str, str] = {
     "script.tool_choice.tool": "只调用工具 {name}",
     "script.tool_choice.none": "不调用任何工具",
     "script.tool_choice.nothing": "无",
+    # keyboard shortcuts in the views (scroll helper)
+    "view.keys.shortcuts": "键盘（焦点在本视图内时，例如先点一下某个按钮）：<kbd>N</kbd> 下一阶段，<kbd>T</kbd> 运行一轮；<kbd>Tab</kbd> 在按钮之间移动，<kbd>Enter</kbd> 或 <kbd>Space</kbd> 按下当前按钮；在提问框中按 <kbd>Enter</kbd> 发送问题并运行。",
+    "view.keys.hint": "快捷键 {name}",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

@@ -45,7 +45,6 @@ __all__ = [
     "fold",
     "fold_markdown",
     "markdown",
-    "pair_style",
     "pairing_table_html",
     "result_html",
     "result_markdown",
@@ -68,6 +67,36 @@ FOLD_CHARS = 2000
 TEXT_LINES = 20  # model text longer than this (in lines) is folded too
 TEXT_CHARS = 4000
 OPEN_LAST = 3  # cards left open at the end of a history: the current turn
+SLOTS = 16  # tool calls per message whose pair lights up across cards (see PAIR_STYLE)
+
+# Hovering or pinning (clicking the badge of) one half of a tool pair lights up
+# both halves. A tool_use and its tool_result sit in neighbouring cards (an
+# assistant card, then the results card after it), and both carry the class
+# ``al-s<k>``: the tool_use is the k-th call of its message. So one fixed set
+# of rules, scoped to two neighbouring cards, serves every pair of every view:
+# a hover changes the style of those two cards only, not the whole page.
+_LIT = (
+    "box-shadow:inset 0 0 0 2px var(--al-pair);"
+    "background:color-mix(in srgb,var(--al-pair) 9%,var(--al-bg,#fff))"
+)
+_ON = (":hover", " .al-pin:checked")  # hovered, or pinned by its badge
+PAIR_STYLE = (
+    ",".join(
+        [".al-pair:hover", ".al-pair:has(>.al-bhead .al-pin:checked)"]
+        + [
+            rule
+            for k in range(1, SLOTS + 1)
+            for on in _ON
+            for rule in (
+                f".al-card-assistant:has(.al-s{k}{on})+.al-card-results .al-s{k}",
+                f".al-card-assistant:has(+.al-card-results .al-s{k}{on}) .al-s{k}",
+            )
+        ]
+    )
+    + "{"
+    + _LIT
+    + "}"
+)
 
 STYLE = """<style>
 .al-root{--al-fg:var(--jp-content-font-color1,#1f2328);--al-muted:color-mix(in srgb,var(--jp-content-font-color2,#57606a) 80%,var(--al-fg));
@@ -91,7 +120,7 @@ STYLE = """<style>
 .al-card-user{border-left-color:var(--al-user)}.al-card-assistant{border-left-color:var(--al-assistant)}
 .al-card-results{border-left-color:var(--al-results)}
 .al-card:not([open]){padding-bottom:6px}
-.al-cardbox{content-visibility:auto;contain-intrinsic-size:auto 44px}
+.al-page:not(:last-child){content-visibility:auto;contain-intrinsic-size:auto 2000px}
 summary.al-head{display:flex;gap:8px;align-items:baseline;font-size:12px;margin:0 0 2px 0;
  cursor:pointer;list-style:none;min-width:0}
 summary.al-head::-webkit-details-marker{display:none}
@@ -183,6 +212,7 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-left{flex:0 1 420px;min-width:0}
 .al-right{flex:1 1 340px;min-width:0}
 </style>"""
+STYLE = STYLE.replace("</style>", PAIR_STYLE + "\n</style>")
 
 
 # --------------------------------------------------------------------------
@@ -348,6 +378,7 @@ class Pair:
 
     number: int
     id: str
+    slot: int = 0  # the k-th tool_use of its message (0: not in a card)
 
     @property
     def color(self) -> str:
@@ -475,7 +506,7 @@ def _thinking(block: Mapping[str, Any]) -> str:
 def _badge(pair: Pair | None, pin: bool = True) -> str:
     """The pair's badge. Inside a card it holds a hidden checkbox: clicking the
     badge pins the highlight of both halves of the pair (pure CSS, see
-    ``pair_style``), hovering either half lights up both."""
+    ``PAIR_STYLE``), hovering either half lights up both."""
     if pair is None:
         tip = escape(t("view.pair.unexpected"))
         return f'<span class="al-badge" style="--al-pair:#cf222e" title="{tip}">?</span>'
@@ -486,20 +517,6 @@ def _badge(pair: Pair | None, pin: bool = True) -> str:
     return (
         f'<label class="al-badge al-pinner" {style} title="{tip}">'
         f'<input type="checkbox" class="al-pin" hidden>{escape(pair.label)}</label>'
-    )
-
-
-def pair_style(pair: Pair) -> str:
-    """CSS that lights up both blocks of a pair while either is hovered or pinned.
-
-    ``:has()`` finds the view (``.al-root``) holding the hovered block, so the
-    highlight stays inside that view.
-    """
-    c = f".al-pair-{pair.number}"
-    return (
-        f"<style>.al-root:has({c}:hover) {c},.al-root:has({c} .al-pin:checked) {c}"
-        "{box-shadow:inset 0 0 0 2px var(--al-pair);"
-        "background:color-mix(in srgb,var(--al-pair) 9%,var(--al-bg,#fff))}</style>"
     )
 
 
@@ -548,6 +565,8 @@ def block_html(
     classes = "al-block" + (" al-error-block" if is_error else "")
     if pair is not None:
         classes += f" al-pair al-pair-{pair.number}"
+        if 0 < pair.slot <= SLOTS:
+            classes += f" al-s{pair.slot}"
     ident = block.get("id") if kind == "tool_use" else block.get("tool_use_id")
     head = [
         _badge(pair, pin=badge) if badge is not None else "",
@@ -606,10 +625,10 @@ class Marks:
         self.problems: dict[int, list[Problem]] = {}  # message index -> rules it breaks
         self.runs: dict[str, Mapping[str, Any]] = dict(runs or {})
 
-    def pair_for(self, tool_id: Any) -> Pair:
+    def pair_for(self, tool_id: Any, slot: int = 0) -> Pair:
         key = str(tool_id)
         if key not in self.pairs:
-            self.pairs[key] = Pair(len(self.pairs) + 1, key)
+            self.pairs[key] = Pair(len(self.pairs) + 1, key, slot)
         return self.pairs[key]
 
     def add(self, messages: Sequence[Any], i: int) -> tuple[list[str], list[Problem]]:
@@ -617,10 +636,10 @@ class Marks:
         whose status changed, and the problems found on message ``i - 1``."""
         message = messages[i]
         prev = messages[i - 1] if i > 0 else None
-        for b in blocks(message):
-            if b.get("type") == "tool_use":
-                self.pair_for(b.get("id"))
-                self.notes[str(b.get("id"))] = t("view.pair.waiting")
+        uses = [b for b in blocks(message) if b.get("type") == "tool_use"]
+        for slot, b in enumerate(uses, 1):
+            self.pair_for(b.get("id"), slot)
+            self.notes[str(b.get("id"))] = t("view.pair.waiting")
         found = check_at(i, prev, message, pending_ok=True)
         earlier = [p for p in found if p.index is not None and p.index < i]
         self.problems.setdefault(i, []).extend(p for p in found if p not in earlier)
@@ -687,9 +706,7 @@ def card_html(messages: Sequence[Any], i: int, marks: Marks, *, open: bool = Tru
             key = str(b.get("id"))
             use_pair = marks.pair_for(key)
             note = marks.notes.get(key, "")
-            parts.append(
-                pair_style(use_pair) + block_html(b, use_pair, note, run=marks.runs.get(key))
-            )
+            parts.append(block_html(b, use_pair, note, run=marks.runs.get(key)))
         elif b.get("type") == "tool_result":
             pair = marks.result_pair(messages, i, b)
             parts.append(block_html(b, pair, result_note(i, pair)))

@@ -10,7 +10,15 @@ Browser side (``--browser``, needs Chromium and JupyterLab as the browser
 tests do): the browser's own clock (``performance.now()``) from running a cell
 to the last card drawn, for a view of 20 and one of 2,000 messages, side by
 side in one notebook; then one append to each; then frame times while the
-2,000-message view scrolls (smooth means few frames over 50 ms).
+2,000-message view scrolls (smooth means few frames over 50 ms), once at full
+speed and once with the CPU slowed 4x (Chrome's own throttling, as on a slow
+school laptop or a busy machine); then the time Chrome spends restyling the
+page for each hover over a tool pair (its ``Performance.getMetrics`` count).
+
+Each is printed next to "before": the same cards in the markup of the previous
+version (a ``<style>`` with two ``:has()`` rules per tool pair, pages of 50,
+``content-visibility: auto`` on each of the 2,000 cards), opened in a second
+notebook once the first is closed, so neither page's rules reach the other.
 
 The messages are tool turns (an assistant text + tool_use, then a user
 tool_result), the heaviest cards.
@@ -28,9 +36,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import agentlab as al
-from agentlab.loop import Event
-from agentlab.widgets import HistoryView
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # measure this checkout
+
+import agentlab as al  # noqa: E402
+from agentlab.loop import Event  # noqa: E402
+from agentlab.render import PAIR_STYLE, PALETTE, STYLE  # noqa: E402
+from agentlab.widgets import HistoryView  # noqa: E402
 
 APPENDS = 200  # messages appended per measurement
 REPEATS = 5
@@ -95,10 +106,46 @@ def build(n: int) -> float:
 
 # --------------------------------------------------------------------------- in the browser
 
+# The markup of the previous version, for the "before" view.
+OLD_PAGE = 50  # cards per page
+OLD_CARDBOX = "<style>.al-cardbox{content-visibility:auto;contain-intrinsic-size:auto 44px}</style>"
+OLD_PAIR = (
+    "<style>.al-root:has(.al-pair-{n}:hover) .al-pair-{n},"
+    ".al-root:has(.al-pair-{n} .al-pin:checked) .al-pair-{n}"
+    "{{box-shadow:inset 0 0 0 2px var(--al-pair);"
+    "background:color-mix(in srgb,var(--al-pair) 9%,var(--al-bg,#fff))}}</style>"
+)
+
+
+def before_view(view: HistoryView) -> Any:
+    """The same cards in the previous version's markup: each card in its own box
+    with ``content-visibility: auto``, a ``<style>`` with two ``:has()`` rules
+    in front of each tool_use, and pages cut every 50 cards."""
+    import ipywidgets as W
+
+    def old(card: str) -> str:
+        for n in range(1, view.pair_count + 1):
+            color = PALETTE[(n - 1) % len(PALETTE)]
+            use = (
+                f'<div class="al-block al-pair al-pair-{n} al-s1" style="border-left-color:{color}'
+            )
+            if use in card and '<span class="al-kind">tool_use</span>' in card:
+                card = card.replace(use, OLD_PAIR.format(n=n) + use, 1)
+        return f'<div class="al-cardbox">{card}</div>'
+
+    cards = [old(c) for c in view.cards]
+    pages = [W.HTML("".join(cards[k : k + OLD_PAGE])) for k in range(0, len(cards), OLD_PAGE)]
+    style = STYLE.replace(PAIR_STYLE, "") + OLD_CARDBOX
+    box = W.VBox([W.HTML(style), W.VBox(pages)])
+    box.add_class("al-root")
+    box.add_class("al-history")
+    return box
+
+
 SETUP = """\
 import sys
 sys.path[:0] = [{root!r}, {here!r}]  # this checkout's agentlab, and this script
-from widgets import history, tool_turn
+from widgets import history, tool_turn, before_view
 import agentlab as al
 from agentlab.widgets import HistoryView
 small, large = history(20), history(2000)
@@ -118,17 +165,20 @@ MEASURE_JS = """async ([run, watch, want]) => {
     return performance.now() - t0;
 }"""
 
-# Scroll the notebook through the big view, one step per frame; frame lengths in ms.
-SCROLL_JS = """async (watch) => {
+# Scroll the notebook through a big view, one step per frame, from ``start`` px
+# below the view's top; frame lengths in ms.
+SCROLL_JS = """async ([watch, start]) => {
     const nb = window.jupyterapp.shell.currentWidget.content;
     const view = nb.widgets[watch].node.querySelector('.al-history');
     let box = view.parentElement;
     while (box && box.scrollHeight <= box.clientHeight + 1) box = box.parentElement;
     view.scrollIntoView();
+    box.scrollTop += start;
     const frame = () => new Promise(r => requestAnimationFrame(r));
+    await frame(); await frame();
     const times = [];
     let last = await frame();
-    for (let k = 0; k < 240; k++) {
+    for (let k = 0; k < 160; k++) {
         box.scrollTop += 250;
         const now = await frame();
         times.push(now - last);
@@ -136,14 +186,27 @@ SCROLL_JS = """async (watch) => {
     }
     return times;
 }"""
+SCROLLED = 160 * 250  # px per measurement: two fit in a view of 2,000 folded cards
 
+
+# Open 40 folded cards in the middle of a big view; the places of their tool pairs.
+PAIRS_JS = """async (watch) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const cards = nb.widgets[watch].node.querySelectorAll('details.al-card');
+    for (let i = 1001; i < 1041; i++) cards[i].open = true;
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    for (let k = 0; k < 3; k++) { cards[1001].scrollIntoView(); await frame(); await frame(); }
+    return [...nb.widgets[watch].node.querySelectorAll('details.al-card[open] .al-pair')]
+        .map(e => e.getBoundingClientRect()).filter(r => r.top > 40 && r.bottom < 860)
+        .map(r => [r.left + 40, r.top + r.height / 2]);
+}"""
 
 # The same number of frames with nothing to do: what this machine gives anyway.
 IDLE_JS = """async () => {
     const frame = () => new Promise(r => requestAnimationFrame(r));
     const times = [];
     let last = await frame();
-    for (let k = 0; k < 240; k++) { const now = await frame(); times.push(now - last); last = now; }
+    for (let k = 0; k < 160; k++) { const now = await frame(); times.push(now - last); last = now; }
     return times;
 }"""
 
@@ -153,8 +216,8 @@ def _frames(label: str, frames: list[float]) -> None:
     p95 = frames[int(len(frames) * 0.95)]
     slow = sum(f > 50 for f in frames)
     print(
-        f"{label}: median frame {statistics.median(frames):.1f} ms, "
-        f"p95 {p95:.1f} ms, {slow} of {len(frames)} frames over 50 ms"
+        f"  {label:<20} median frame {statistics.median(frames):5.1f} ms, "
+        f"p95 {p95:6.1f} ms, {slow:3} of {len(frames)} frames over 50 ms"
     )
 
 
@@ -165,13 +228,15 @@ def browser() -> None:
 
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
 
+    setup = SETUP.format(root=str(here.parent), here=str(here))
     cells = [
-        SETUP.format(root=str(here.parent), here=str(here)),
+        setup,
         "v20 = HistoryView(small); v20",
         "v2000 = HistoryView(large); v2000",
         "small += tool_turn(999_999)[:1]; v20.refresh()",
         "large += tool_turn(999_999)[:1]; v2000.refresh()",
     ]
+    before = [setup, "old2000 = before_view(HistoryView(large)); old2000"]
     with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
         lab = start_lab(Path(tmp))
         pw = sync_playwright().start()
@@ -181,27 +246,73 @@ def browser() -> None:
             )
             page = chromium.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(300_000)
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
+
+            def frames_and_hovers(watch: int) -> tuple[dict[int, list[float]], float]:
+                frames = {}
+                for slowdown, start in ((1, 0), (4, SCROLLED)):  # each pass scrolls new ground
+                    cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+                    frames[slowdown] = page.evaluate(SCROLL_JS, [watch, start])
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                spots = page.evaluate(PAIRS_JS, watch)
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+                style = _style_seconds(cdp)
+                for _ in range(3):
+                    for x, y in spots:
+                        page.mouse.move(x, y)
+                        page.wait_for_timeout(30)
+                per_hover = (_style_seconds(cdp) - style) / max(1, 3 * len(spots))
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                page.mouse.move(1, 1)
+                return frames, per_hover
+
+            # the new views, then (the first notebook closed, its styles gone) the old markup
             lab.write_notebook("bench.ipynb", cells)
             lab.open_notebook(page, "bench.ipynb")
-            ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
             ms(0, 0, 0)  # imports
-            open20, open2000 = ms(1, 1, 21), ms(2, 2, 2001)
+            opens = [[ms(1, 1, 21), ms(2, 2, 2001)] for _ in range(REPEATS)]
+            open20, open2000 = (statistics.median(column) for column in zip(*opens))
             add20, add2000 = ms(3, 1, 22), ms(4, 2, 2002)
-            idle = page.evaluate(IDLE_JS)
-            frames = page.evaluate(SCROLL_JS, 2)
+            idle = {}
+            for slowdown in (1, 4):
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+                idle[slowdown] = page.evaluate(IDLE_JS)
+            now, now_hover = frames_and_hovers(2)
+            page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+            lab.write_notebook("before.ipynb", before)
+            lab.open_notebook(page, "before.ipynb")
+            ms(0, 0, 0)
+            old2000 = statistics.median(ms(1, 1, 2001) for _ in range(REPEATS))
+            old, old_hover = frames_and_hovers(1)
             chromium.close()
         finally:
             pw.stop()
             stop_lab(lab)
-    print("\nin Chromium (performance.now(), from running the cell to the last card drawn):")
+    print(
+        "\nin Chromium (performance.now(), from running the cell to the last card drawn;"
+        f" opening: median of {REPEATS}):"
+    )
     print(f"open a view of   21 messages: {open20:8.0f} ms")
     print(f"open a view of 2001 messages: {open2000:8.0f} ms   ratio {open2000 / open20:.1f}")
+    print(f"  the same, before:           {old2000:8.0f} ms   ratio {old2000 / open20:.1f}")
     print(f"append one message,   21: {add20:8.0f} ms")
     print(
         f"append one message, 2001: {add2000:8.0f} ms   ratio {add2000 / add20:.2f}  (target <= 2)"
     )
-    _frames("frames with nothing to do (this machine)", idle)
-    _frames("frames while scrolling the 2001-message view", frames)
+    for slowdown in (1, 4):
+        print(f"frames while the 2001-message view scrolls, CPU slowed {slowdown}x by Chrome:")
+        _frames("nothing to do:", idle[slowdown])
+        _frames("scrolling:", now[slowdown])
+        _frames("scrolling, before:", old[slowdown])
+    print("style recalculation per hover over a tool pair (CPU slowed 4x, Chrome's own count):")
+    print(f"  now {now_hover * 1e3:.1f} ms, before {old_hover * 1e3:.1f} ms")
+
+
+def _style_seconds(cdp: Any) -> float:
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "RecalcStyleDuration"))
 
 
 def main() -> None:

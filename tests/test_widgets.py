@@ -18,6 +18,7 @@ import agentlab as al
 from agentlab.history import validate
 from agentlab.i18n import set_language
 from agentlab.offline import ScriptedClient, bad_request, text, tool_use
+from agentlab.render import STYLE
 from agentlab.tools import Policy, Tool, bash_tool
 from agentlab.widgets import HistoryView, LoopView, PairingView, show
 from agentlab.widgets.history_view import PAGE
@@ -80,11 +81,38 @@ def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     view = HistoryView(tool_turn())
     use_card, result_card = view.cards[1], view.cards[2]
     for card in (use_card, result_card):
-        assert 'class="al-block al-pair al-pair-1"' in card
+        assert 'class="al-block al-pair al-pair-1 al-s1"' in card  # the first call of its message
         assert 'class="al-badge al-pinner" style="--al-pair:#d97706"' in card  # click to pin
         assert '<input type="checkbox" class="al-pin" hidden>⇄ 1</label>' in card
-    # hovering or pinning either half lights up both: one CSS rule, shipped with the tool_use
-    assert ".al-root:has(.al-pair-1:hover) .al-pair-1" in use_card
+    # hovering or pinning either half lights up both: rules in the one shared stylesheet,
+    # scoped to an assistant card and the results card right after it; none in the cards
+    for rule in (
+        ".al-card-assistant:has(.al-s1:hover)+.al-card-results .al-s1",
+        ".al-card-assistant:has(+.al-card-results .al-s1:hover) .al-s1",
+        ".al-card-assistant:has(.al-s1 .al-pin:checked)+.al-card-results .al-s1",
+    ):
+        assert rule in STYLE
+    assert "<style" not in html_of(view.pages)
+    assert html_of(view).count("<style") == 1  # the view's stylesheet (no pair pinned)
+
+
+def test_a_parallel_call_lights_its_own_result() -> None:
+    calls = [tool_use("bash", {"command": c}, id=f"toolu_{c}") for c in ("a", "b")]
+    view = HistoryView(
+        [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": calls},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_b", "content": "B"},
+                    {"type": "tool_result", "tool_use_id": "toolu_a", "content": "A"},
+                ],
+            },
+        ]
+    )
+    results = view.cards[2]
+    assert results.index("al-pair-2 al-s2") < results.index("al-pair-1 al-s1")  # b first, as sent
 
 
 def test_select_pins_a_pair_from_python() -> None:
@@ -143,6 +171,25 @@ def test_live_view_adds_exactly_one_card_per_append(tmp_path: Path) -> None:
     assert len(view.cards) == 1 and len(view.pages.children) == 1
 
 
+def test_a_view_drawn_at_once_matches_one_that_grew() -> None:
+    # tool turns, one of them broken (its result answers a call nobody made)
+    messages = [*tool_turn(), {"role": "user", "content": "again"}]
+    broken = tool_turn("ls", "a.txt")[1:3]
+    broken[0]["content"][1]["id"] = "toolu_02"
+    broken[1]["content"][0]["tool_use_id"] = "toolu_99"
+    last = tool_turn("pwd", "/tmp")[1:]
+    last[0]["content"][1]["id"] = last[1]["content"][0]["tool_use_id"] = "toolu_03"
+    messages += [*broken, *last]
+    grown = HistoryView(messages[:1])
+    for k in range(2, len(messages) + 1):
+        grown.messages.append(messages[k - 1])
+        grown.refresh()  # one new card at a time, as during a run
+    at_once = HistoryView(messages)
+    assert len(at_once.cards) == len(messages) and at_once.cards == grown.cards
+    assert [p.value for p in at_once.pages.children] == [p.value for p in grown.pages.children]
+    assert {p.rule for p in at_once.problems} == {"unanswered", "unexpected_result"}
+
+
 def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
     messages: list[dict[str, Any]] = []
     for i in range(PAGE + 5):
@@ -159,6 +206,21 @@ def test_long_history_is_paged_and_an_append_touches_one_page() -> None:
     cards = [p.value.count('<details class="al-card ') for p in view.pages.children]
     assert cards == [PAGE, 6] and view.pages.children[0] is first
     assert changes == [] and first.value == first_html  # the full page was not sent again
+
+
+def test_a_results_card_stays_on_the_page_of_its_tool_calls() -> None:
+    messages = [{"role": "user", "content": "go"}]
+    for k in range(PAGE):  # tool turns: the results of turn 24 would open page 2
+        use = tool_use("bash", {"command": "ls"}, id=f"toolu_{k:03d}")
+        result = {"type": "tool_result", "tool_use_id": use["id"], "content": "x"}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    view = HistoryView(messages)
+    pages = [p.value for p in view.pages.children]
+    cards = [p.count('<details class="al-card ') for p in pages]
+    assert cards == [PAGE + 1, len(messages) - PAGE - 1]
+    assert pages[1].startswith('<details class="al-card al-card-assistant"')
+    for page in pages:  # each tool_use's result is on its page, right after it
+        assert page.count('class="al-block al-pair') == 2 * page.count("al-card-assistant")
 
 
 # --------------------------------------------------------------------------- PairingView
@@ -178,6 +240,36 @@ def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) 
 
 
 # --------------------------------------------------------------------------- LoopView
+
+
+def test_n_and_t_are_bound_to_next_stage_and_run_turn(tmp_path: Path) -> None:
+    from agentlab.widgets import keys
+
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert isinstance(view.shortcuts, keys.Shortcuts) and view.shortcuts in view.children
+    bound = view.shortcuts.bindings
+    assert set(bound) == {"n", "t"}
+    assert bound["n"] in classes(view.next_button) and bound["t"] in classes(view.turn_button)
+    assert view.shortcuts.scope == ".al-loop" and "al-loop" in classes(view)
+    assert "<kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn" in html_of(view)
+    assert view.next_button.tooltip.endswith("key N")
+
+
+def test_without_anywidget_the_view_documents_tab_enter_and_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlab.widgets import keys
+
+    monkeypatch.setattr(keys, "anywidget", None)
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.shortcuts is None and not keys.available()
+    text = html_of(view)
+    assert "<kbd>Tab</kbd> moves between the buttons" in text and "<kbd>N</kbd>" not in text
+    assert "key N" not in view.next_button.tooltip
+    view.next_button.click()  # the buttons work as before
+    assert len(loop.messages) == 2
 
 
 def stage_of(view: LoopView) -> str:

@@ -18,12 +18,21 @@ output fold too ("show N more lines"). A call the person edited or denied
 (in a LoopView's confirm mode) says so on its card, with what really ran.
 
 Cards are drawn by the same function as the widget-free HTML
-(``agentlab.render.card_html``) and sit in pages of 50: one HTML widget per
-page, not per card, so a history of 2,000 messages is 40 widgets for the
+(``agentlab.render.card_html``) and sit in pages of about 100: one HTML widget
+per page, not per card, so a history of 2,000 messages is 20 widgets for the
 browser to build, not 2,000 (each widget is a model, a view and a comm).
+A results card always shares the page of the card before it, so the CSS that
+lights up a pair (``render.PAIR_STYLE``) finds both halves side by side.
 Live updates cost the same for a long history as for a short one: an
 appended message redraws the last page (and, rarely, the page before it,
 where the card that folds or the card it answers sits), never the others.
+
+Scrolling a long history stays smooth because the browser skips the pages
+that are off screen (``content-visibility: auto`` on each full page; never on
+the last one, so a short history is drawn at once). It is set on the 20
+pages and not on the 2,000 cards: Chrome watches every such element
+with an IntersectionObserver, and checking 2,000 of them on each frame was
+what made scrolling slow (see ``benchmarks/widgets.py --browser``).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from agentlab.render import (
     Pair,
     card_html,
     is_open,
+    role_of,
     runs_of,
     summary_html,
     transcript_html,
@@ -50,7 +60,7 @@ from agentlab.widgets.base import dispose, source
 
 __all__ = ["HistoryView"]
 
-PAGE = 50  # cards per page: an append reassigns one page's children, never all cards
+PAGE = 100  # cards per page (one more if a results card follows): an append redraws one page
 _views = itertools.count(1)  # a class per view, so a pinned pair lights up in its own view only
 
 
@@ -105,8 +115,13 @@ class HistoryView(W.VBox):
         self.pages.children = ()
         for page in old:
             dispose(page)
-        for i in range(len(self.messages)):
-            self._add(i)
+        n = len(self.messages)
+        for i in range(n):  # pairs, notes and problems first,
+            self._marks.add(self.messages, i)
+            self._seen.append(self.messages[i])
+            self._cards.append("")
+        for i in range(n):  # then each card drawn once, as it ends up
+            self._set(i, self._card(i, n))
         self._flush()
         self._show_summary()
 
@@ -149,6 +164,8 @@ class HistoryView(W.VBox):
     def _clear(self) -> None:
         self._cards: list[str] = []
         self._dirty: set[int] = set()  # pages to draw again
+        self._starts: list[int] = []  # the index of each page's first card
+        self._page_of: list[int] = []  # each card's page
         self._seen: list[Any] = []
         self._marks = Marks(runs_of(self.loop))
         self.select(None)
@@ -166,15 +183,20 @@ class HistoryView(W.VBox):
         self._seen.append(self.messages[i])
 
     def _set(self, i: int, html: str) -> None:
+        if i == len(self._page_of):  # a new card: a full page starts a new one,
+            full = bool(self._starts) and i - self._starts[-1] >= PAGE
+            if not self._starts or (full and role_of(self.messages[i]) != "results"):
+                self._starts.append(i)  # but a results card stays beside its tool calls
+            self._page_of.append(len(self._starts) - 1)
         self._cards[i] = html
-        self._dirty.add(i // PAGE)
+        self._dirty.add(self._page_of[i])
 
     def _flush(self) -> None:
         """Draw the pages whose cards changed; add new pages in one step."""
         pages = list(self.pages.children)
+        ends = [*self._starts[1:], len(self._cards)]
         for k in sorted(self._dirty):
-            cards = self._cards[k * PAGE : (k + 1) * PAGE]
-            html = "".join(f'<div class="al-cardbox">{c}</div>' for c in cards)
+            html = "".join(self._cards[self._starts[k] : ends[k]])
             if k < len(pages):
                 pages[k].value = html
             else:

@@ -8,6 +8,8 @@ The lesson's diagram with the next stage lit up; buttons **Next stage**,
 its stop reason; a turn counter; tokens per turn with running totals and
 cost; the model's text as it streams in; the history (one card per message,
 earlier turns folded) and the table of tool pairs; **Copy history as JSON**.
+Keys **N** (Next stage) and **T** (Run turn) while the focus is in the view
+(with ``anywidget`` installed, see ``agentlab.widgets.keys``).
 
 Layout: two columns (diagram and decision; history) that wrap into one on a
 narrow screen (flex-wrap, no fixed widths). Whatever needs an answer (the
@@ -91,6 +93,7 @@ from agentlab.render import (
 from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
 from agentlab.widgets.base import dispose
 from agentlab.widgets.history_view import HistoryView
+from agentlab.widgets.keys import shortcuts
 from agentlab.widgets.pairing_view import PairingView
 
 __all__ = ["LoopView"]
@@ -127,6 +130,9 @@ class _Ticker:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+SHORTCUTS = {"n": "al-key-next", "t": "al-key-turn"}  # key -> class of the button it clicks
 
 
 def _button(key: str, icon: str, style: str = "") -> W.Button:
@@ -186,7 +192,15 @@ class LoopView(W.VBox):
         self.run_button.on_click(lambda _: self._go("end", from_click=True))
         self.reset_button.on_click(lambda _: self.reset())
         self.stop_button.on_click(lambda _: self.stop())
-        keys = W.HTML(f'<div class="al-keys">{t("view.keys")}</div>')  # our own markup
+        # N and T click Next stage and Run turn while the focus is in this view
+        # (with anywidget installed; without it the view explains Tab, Enter, Space)
+        self.shortcuts = shortcuts(SHORTCUTS, scope=".al-loop")
+        for name, button in (("N", self.next_button), ("T", self.turn_button)):
+            button.add_class(SHORTCUTS[name.lower()])
+            if self.shortcuts is not None:
+                button.tooltip = f"{button.tooltip} · {t('view.keys.hint', name=name)}"
+        text = t("view.keys.shortcuts" if self.shortcuts is not None else "view.keys")
+        keys = W.HTML(f'<div class="al-keys">{text}</div>')  # our own markup
         # under the controls: what needs an answer (approval, a limit reached, an error)
         self.approval_info = W.HTML()
         self.approve_button = _button("view.approval.approve", "check", "success")
@@ -297,7 +311,7 @@ class LoopView(W.VBox):
             self.ended_box,
             self.error,
             columns,
-        )
+        ) + ((self.shortcuts,) if self.shortcuts is not None else ())
 
         self._goal: Goal | None = None
         self._cooperative = False  # a click's run: give the kernel a turn between stages

@@ -16,6 +16,8 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook on screen
+
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "loopview.png"
 
 FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK (2-4 s) on the first request
@@ -132,6 +134,39 @@ def test_confirm_mode_deny_reaches_the_model(lab: Any, page: Any) -> None:
     next_stage.click()  # request: the model reads the denial
     expect(view.locator(".al-card-assistant")).to_have_count(2)
     expect(view.locator("table.al-pairs")).to_contain_text("✗ denied")
+
+
+def test_keys_n_and_t_step_and_run_a_turn_while_the_focus_is_in_the_view(
+    lab: Any, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    view = open_view(lab, page, "loopview_keys.ipynb", confirm=False)
+    expect(view.locator(".al-keys")).to_contain_text("N Next stage, T Run turn")
+    next_stage = view.get_by_role("button", name="Next stage")
+    assert "key N" in (next_stage.get_attribute("title") or "")
+
+    page.locator(f"{PANEL} .jp-Notebook").focus()  # focus in the notebook, not in the view:
+    page.keyboard.press("n")  # the key is JupyterLab's, the view does nothing
+    page.wait_for_timeout(1000)
+    expect(lit(view, "request")).to_have_count(1)
+
+    next_stage.focus()
+    page.keyboard.press("n")  # request
+    expect(lit(view, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
+    expect(view.locator(".al-card-assistant .al-kind", has_text="tool_use")).to_have_count(1)
+    page.keyboard.press("n")  # decide
+    expect(lit(view, "execute")).to_have_count(1)
+    page.keyboard.press("t")  # the rest of the turn: execute, append, and back to request
+    expect(view.locator(".al-card-results .al-code")).to_have_text("hello")
+    expect(lit(view, "request")).to_have_count(1)
+    page.keyboard.press("t")  # the next turn: the model answers and the loop ends
+    expect(view.locator(".al-card-assistant")).to_have_count(2)
+    expect(view.locator(".al-card-assistant").last).to_contain_text("the command worked")
+    ask = view.get_by_placeholder("Ask a follow-up question…")
+    ask.press_sequentially("not")  # typed into a text box, the keys are letters again
+    expect(ask).to_have_value("not")
+    expect(view.locator(".al-card")).to_have_count(4)
 
 
 SLOW = """\

@@ -343,3 +343,72 @@ def test_chinese_lesson_02_renders_with_a_cjk_font(lab: Any, page: Any) -> None:
     assert has_font, "no CJK font: install fonts-noto-cjk (.ci/install-browser)"
     view.scroll_into_view_if_needed()
     view.screenshot(path=str(IMAGES / "zh-02-loopview.png"))
+
+
+LONG_HISTORY = """\
+from agentlab.widgets import HistoryView
+
+messages = [{"role": "user", "content": "List the folders two at a time."}]
+for k in range(TURNS):  # turns of two parallel calls: 2 * TURNS + 1 messages
+    uses = [tool_use("bash", {"command": f"ls {k}{c}"}, id=f"toolu_{k:03d}{c}") for c in "ab"]
+    results = [{"type": "tool_result", "tool_use_id": u["id"], "content": "x"} for u in uses]
+    messages += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+hv = HistoryView(messages)
+hv
+"""
+
+
+def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
+    lab: Any, page: Any
+) -> None:
+    """What smooth scrolling rests on (timings: benchmarks/widgets.py --browser):
+    one stylesheet for the whole view, not a <style> per pair; content-visibility
+    on the pages of cards, not on each card. And hovering still lights a pair."""
+    from playwright.sync_api import expect
+
+    from agentlab.widgets.history_view import PAGE
+
+    cells = [PRELUDE, LONG_HISTORY.replace("TURNS", str(PAGE))]
+    panel = open_cells(lab, page, "long_history.ipynb", cells)
+    view = panel.locator(".al-history")
+    expect(view.locator(".al-card")).to_have_count(2 * PAGE + 1)
+    # (querySelectorAll, as Playwright's locators also count the <style> that
+    # Chromium puts in the shadow root of each <details>)
+    assert view.evaluate("(e) => e.querySelectorAll('style').length") == 1
+    pages = view.locator(".al-page")
+    assert pages.count() == 2  # PAGE + 1 cards, then PAGE
+    visibility = "(e) => getComputedStyle(e).contentVisibility"
+    assert pages.first.evaluate(visibility) == "auto"
+    assert pages.last.evaluate(visibility) == "visible"  # the current turn: always drawn
+    assert view.locator(".al-card").first.evaluate(visibility) == "visible"
+
+    # the last tool calls on page 1 (pairs a and b) and their results close it together
+    a, b = PAGE - 1, PAGE
+    same_page = "(e) => e.parentElement === e.nextElementSibling.parentElement"
+    assert view.locator(".al-card").nth(PAGE - 1).evaluate(same_page)
+    view.locator(".al-card").nth(PAGE - 1).evaluate(
+        "(e) => { e.open = true; e.nextElementSibling.open = true; }"
+    )
+    lit_up = re.compile("inset")
+    calls = view.locator(".al-card-assistant")
+    result_b = view.locator(f".al-card-results .al-pair-{b}")  # the second call's result
+    result_b.scroll_into_view_if_needed()
+    expect(calls.locator(f".al-pair-{b}")).not_to_have_css("box-shadow", lit_up)
+    result_b.hover()
+    expect(calls.locator(f".al-pair-{b}")).to_have_css("box-shadow", lit_up)
+    expect(calls.locator(f".al-pair-{a}")).not_to_have_css("box-shadow", lit_up)  # its neighbour
+    calls.locator(f".al-pair-{a}").hover()  # and from the call to its result
+    expect(view.locator(f".al-card-results .al-pair-{a}")).to_have_css("box-shadow", lit_up)
+    expect(result_b).not_to_have_css("box-shadow", lit_up)
+    result_b.locator(".al-badge").click()  # pinned: lit after the pointer leaves
+    view.locator(".al-summary").hover()
+    expect(calls.locator(f".al-pair-{b}")).to_have_css("box-shadow", lit_up)
+
+    # on one page: the results of turn 1 light their calls, not those of turn 2 beside them
+    view.locator(".al-card").nth(0).evaluate(
+        "(e) => { for (let c = e; c; c = c.nextElementSibling) c.open = true; }"
+    )
+    view.locator(".al-card-results .al-pair-2").hover()
+    expect(calls.locator(".al-pair-2")).to_have_css("box-shadow", lit_up)
+    expect(calls.locator(".al-pair-4")).not_to_have_css("box-shadow", lit_up)
+    expect(calls.locator(".al-pair-1")).not_to_have_css("box-shadow", lit_up)

@@ -1,0 +1,89 @@
+"""Keyboard shortcuts for a view, heard only while the keyboard focus is inside it.
+
+    keys = shortcuts({"n": "al-key-next", "t": "al-key-turn"})  # None without anywidget
+
+A key pressed while the focus is inside the view (on one of its buttons, say)
+clicks the view's button that carries the class it names, so a shortcut does
+exactly what a click does. Keys typed into a text box, keys with Ctrl, Alt or
+Cmd, and every key pressed outside the view go on to JupyterLab as before, so
+the notebook's own shortcuts are untouched.
+
+The listener is a few lines of JavaScript in an ``anywidget`` widget (its
+front-end extension comes in its wheel, no build step). Without anywidget,
+``shortcuts`` returns None and the view says how to use it with Tab, Enter and
+Space instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["available", "shortcuts"]
+
+# Listens on the window before anyone else (capture phase), so a shortcut key
+# never reaches JupyterLab, which would read it as a notebook command. A button
+# that is disabled while a stage runs loses the focus to the page's body: the
+# focus still counts as in the view until it lands somewhere else.
+ESM = """
+export default {
+  render({ model, el }) {
+    let inView = false;
+    const view = () => el.closest(model.get("scope"));
+    const onFocus = (event) => {
+      const v = view();
+      inView = !!v && event.target instanceof Node && v.contains(event.target);
+    };
+    const onKey = (event) => {
+      if (event.ctrlKey || event.altKey || event.metaKey || event.repeat) return;
+      const v = view();
+      const target = event.target;
+      if (!v || !(target instanceof Element)) return;
+      if (!v.contains(target) && !(inView && target === document.body)) return;
+      if (target.closest("input, textarea, select, [contenteditable]")) return;  // typing
+      const name = model.get("bindings")[event.key.toLowerCase()];
+      const button = name && v.querySelector("button." + name);
+      if (!button) return;
+      event.preventDefault();
+      event.stopPropagation();
+      if (!button.disabled) button.click();
+    };
+    window.addEventListener("focusin", onFocus, true);
+    window.addEventListener("keydown", onKey, true);
+    return () => {
+      window.removeEventListener("focusin", onFocus, true);
+      window.removeEventListener("keydown", onKey, true);
+    };
+  },
+};
+"""
+
+try:
+    import anywidget
+    import traitlets
+except ImportError:  # the views work without it: no shortcuts, only Tab, Enter and Space
+    anywidget = None  # type: ignore[assignment]
+
+
+def available() -> bool:
+    """True when shortcuts can work (anywidget is installed)."""
+    return anywidget is not None
+
+
+if anywidget is not None:
+
+    class Shortcuts(anywidget.AnyWidget):
+        """Clicks ``button.<bindings[key]>`` inside the closest ``scope`` element."""
+
+        _esm = ESM
+        bindings = traitlets.Dict().tag(sync=True)  # key -> button class ("keys" is taken)
+        scope = traitlets.Unicode(".al-root").tag(sync=True)
+
+
+def shortcuts(keys: dict[str, str], scope: str = ".al-root") -> Any:
+    """A hidden widget to put inside the view: key (lower case) -> button class.
+    None when anywidget is missing."""
+    if anywidget is None:
+        return None
+    import ipywidgets as W
+
+    return Shortcuts(bindings=keys, scope=scope, layout=W.Layout(display="none"))
