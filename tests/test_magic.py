@@ -670,6 +670,29 @@ def test_confirm_in_a_notebook_asks_with_the_stepper_buttons(ip, widgets):
     assert "Denied by the user: not now" in session.messages[2]["content"][0]["content"]
 
 
+def test_a_view_whose_first_request_fails_keeps_no_model_or_system_either(ip, widgets):
+    # As the text path (test_a_cell_whose_request_fails_keeps_no_model_or_system_either):
+    # a --confirm or --step cell whose first request fails leaves the conversation's
+    # --model/--system as they were; once a request of it succeeds, they are the cell's.
+    client = scripted(ip, ["fine", bad_request("model: claude-nope"), "fine again", "later"])
+    cell(ip, "--client client --model claude-haiku-4-5 --system 'Be brief.'", "First")
+    session = ip.user_ns["_agent"]
+    view = cell(ip, "--client client --confirm --model claude-nope --system 'Be long.'", "Second")
+    assert "claude-nope" in view.error.value  # the view shows the failure
+    assert (session.model, session.system) == ("claude-haiku-4-5", "Be brief.")
+    cell(ip, "--client client", "Third")
+    assert client.requests[-1]["model"] == "claude-haiku-4-5"
+    assert client.requests[-1]["system"] == "Be brief."
+    # --step: the first request runs on a click, after the cell ended
+    scripted(ip, [bad_request("overloaded"), "fine"])
+    view = cell(ip, "--client client --step --model claude-opus-4-8 --system 'Be long.'", "Go")
+    view.next_stage()
+    assert (session.model, session.system) == ("claude-haiku-4-5", "Be brief.")
+    view.next_stage()  # the same request again, and this time it works
+    assert session.loop.turns == 1
+    assert (session.model, session.system) == ("claude-opus-4-8", "Be long.")
+
+
 def test_history_in_a_notebook_is_a_history_view(ip, widgets):
     cell(ip, "--offline", "How many .py files are here?")
     view = ip.run_line_magic("agent", "history")
