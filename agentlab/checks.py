@@ -403,9 +403,10 @@ def _tools(tools: Any) -> list[str]:
     return errors
 
 
-def bad_request(message: str) -> Exception:
-    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400."""
-    return _api_error(400, "invalid_request_error", message)
+def bad_request(message: str, params: Mapping[str, Any] | None = None) -> Exception:
+    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400; with
+    ``params``, its ``request`` carries them as JSON, as the SDK's carries the body sent."""
+    return _api_error(400, "invalid_request_error", message, params)
 
 
 def not_found(message: str) -> Exception:
@@ -424,7 +425,9 @@ def unknown_model(params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _api_error(status: int, kind: str, message: str) -> Exception:
+def _api_error(
+    status: int, kind: str, message: str, params: Mapping[str, Any] | None = None
+) -> Exception:
     import anthropic
     import httpx2
 
@@ -433,7 +436,8 @@ def _api_error(status: int, kind: str, message: str) -> Exception:
         "error": {"type": kind, "message": message},
         "request_id": "req_offline",
     }
-    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    sent = b"" if params is None else json.dumps(as_dict(dict(params)), default=str).encode()
+    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=sent)
     response = httpx2.Response(status, request=req, json=body)
     error = anthropic.NotFoundError if status == 404 else anthropic.BadRequestError
     return error(f"Error code: {status} - {body}", response=response, body=body)

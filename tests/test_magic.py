@@ -345,6 +345,20 @@ def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
     assert last["model"] == "claude-haiku-4-5" and last["system"] == "Be brief."
 
 
+def test_another_model_after_thinking_turns_says_why_and_what_to_do(ip, capsys):
+    # Thinking blocks are tied to the model that wrote them (ECOSYSTEM.md, "The real
+    # API today"): sent to another model they are refused with "Invalid `signature`".
+    # The student reads which models and what to do, not only the API's sentence.
+    cell(ip, "--offline", "How many .py files are here?")
+    capsys.readouterr()
+    cell(ip, "--offline --model claude-haiku-4-5", "List the files")
+    err = capsys.readouterr().err
+    assert "Invalid `signature` in `thinking` block" in err  # the API's words stay
+    assert "claude-sonnet-5-5" in err and "claude-haiku-4-5" in err
+    assert "%agent reset" in err
+    assert ip.user_ns["_agent"].model is None  # the cell's --model was not kept
+
+
 def test_an_api_error_after_a_tool_turn_keeps_the_valid_part(ip, capsys):
     scripted(ip, [[tool_use("bash", {"command": "echo hi"})], bad_request("broken")])
     result = cell(ip, "--client client", "Go")
