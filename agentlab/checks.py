@@ -174,6 +174,10 @@ _TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "stop_sequences": ((list, tuple), "a valid list"),
     "tools": ((list, tuple), "a valid list"),
     "thinking": (Mapping, "a valid dictionary"),
+    # A string or a list of text blocks (the SDK's MessageCreateParams). Pydantic names
+    # each member of a union in its own error; the API's sentence for this field is not
+    # public, so this joins pydantic's two phrases (agentlab's wording).
+    "system": ((str, list, tuple), "a valid string or a valid list"),
 }
 
 
@@ -191,7 +195,11 @@ def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> lis
     value = params.get("max_tokens")
     if "max_tokens" not in params:
         return []
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool):
+        # pydantic's wording, as the API's other type errors use it; whether the API
+        # would turn "5" into 5 (pydantic's lax mode) is not public: agentlab refuses it.
+        return ["max_tokens: Input should be a valid integer"]
+    if value < 1:
         return ["max_tokens: Input should be greater than or equal to 1"]
     if info is not None and value > info.max_output:
         # Wording as reported publicly for earlier models (2025-2026 issue threads).
@@ -200,6 +208,10 @@ def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> lis
             f"number of output tokens for {params.get('model')}"
         ]
     return []
+
+
+# The display values of a thinking field: the one that returns the text, and "omitted".
+_DISPLAYS = (thinking.SHOWN, "omitted")
 
 
 def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
@@ -212,6 +224,12 @@ def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[
         # (migration guide, see ECOSYSTEM.md); the exact sentence is not public.
         accepted = " or ".join(f"'{k}'" for k in info.thinking)
         return [f"thinking.type: '{kind}' is not supported by {info.id}; use {accepted}"]
+    if "display" in thinking and thinking["display"] not in _DISPLAYS:
+        # pydantic's wording for a literal, as the API's other field errors use it; the
+        # API's sentence for this field is not public. "omitted" is confirmed for Sonnet
+        # 5.5 (ECOSYSTEM.md); the name of the one that returns the text is agentlab's guess.
+        words = " or ".join(f"'{d}'" for d in _DISPLAYS)
+        return [f"thinking.display: Input should be {words}"]
     return []
 
 
@@ -385,9 +403,10 @@ def _tools(tools: Any) -> list[str]:
     return errors
 
 
-def bad_request(message: str) -> Exception:
-    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400."""
-    return _api_error(400, "invalid_request_error", message)
+def bad_request(message: str, params: Mapping[str, Any] | None = None) -> Exception:
+    """An ``anthropic.BadRequestError`` exactly as the SDK raises it for a 400; with
+    ``params``, its ``request`` carries them as JSON, as the SDK's carries the body sent."""
+    return _api_error(400, "invalid_request_error", message, params)
 
 
 def not_found(message: str) -> Exception:
@@ -406,7 +425,9 @@ def unknown_model(params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _api_error(status: int, kind: str, message: str) -> Exception:
+def _api_error(
+    status: int, kind: str, message: str, params: Mapping[str, Any] | None = None
+) -> Exception:
     import anthropic
     import httpx2
 
@@ -415,7 +436,8 @@ def _api_error(status: int, kind: str, message: str) -> Exception:
         "error": {"type": kind, "message": message},
         "request_id": "req_offline",
     }
-    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    sent = b"" if params is None else json.dumps(as_dict(dict(params)), default=str).encode()
+    req = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", content=sent)
     response = httpx2.Response(status, request=req, json=body)
     error = anthropic.NotFoundError if status == 404 else anthropic.BadRequestError
     return error(f"Error code: {status} - {body}", response=response, body=body)

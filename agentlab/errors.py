@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sys
+from typing import Any
 
 from agentlab.i18n import t
 
@@ -78,8 +81,52 @@ def explain_error(exc: BaseException) -> str:
         return t("error.stream_cut", msg=msg)
     if status == 200:  # an error event in the middle of a stream
         return t("error.stream_error", msg=msg)
+    if status == 400 and _THINKING_REFUSED.match(msg):
+        return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, msg)
     if status in (400, 401, 403, 404, 413, 429, 529):
         return t(f"error.{status}", msg=msg, retried=retried)
     if isinstance(status, int) and status >= 500:
         return t("error.5xx", status=status, msg=msg, retried=retried)
     return t("error.other", name=type(exc).__name__, msg=msg)
+
+
+# The API's words for a thinking block it will not take back (ECOSYSTEM.md, "The real
+# API today"): "messages.3.content.0: Invalid `signature` in `thinking` block".
+_THINKING_REFUSED = re.compile(
+    r"messages\.(\d+)\.content\.(\d+): Invalid `signature` in `thinking`"
+)
+
+
+def _thinking_hint(exc: BaseException, msg: str) -> str:
+    """Why a thinking block was refused, and what to do.
+
+    Thinking blocks are tied to the model that wrote them. The request the SDK
+    sent is on the exception; where the block carries an agentlab signature
+    (the offline world), the model that wrote it can be named. A real
+    signature says nothing readable, so then the hint names the request's model only.
+    """
+    found = _THINKING_REFUSED.match(msg)
+    body: Any = None
+    try:
+        body = json.loads(getattr(getattr(exc, "request", None), "content", b"") or b"null")
+    except (ValueError, RuntimeError, TypeError):  # no body kept, or not JSON
+        pass
+    if not isinstance(body, dict) or found is None:
+        return t("error.thinking_changed", model=t("error.thinking_this_model"))
+    model = str(body.get("model") or "")
+    writer = None
+    try:
+        block = body["messages"][int(found[1])]["content"][int(found[2])]
+        writer = _writer(block, model)
+    except (IndexError, KeyError, TypeError):
+        pass
+    if writer is None:
+        return t("error.thinking_changed", model=model or t("error.thinking_this_model"))
+    return t("error.thinking_other_model", model=model, writer=writer)
+
+
+def _writer(block: Any, model: str) -> str | None:
+    """The model (from ``agentlab.models``) whose agentlab signature this block carries."""
+    from agentlab import models, thinking
+
+    return next((m for m in models.ids() if m != model and thinking.verify(m, block)), None)

@@ -448,6 +448,10 @@ EN: dict[str, str] = {
     # keyboard shortcuts in the views (scroll helper)
     "view.keys.shortcuts": "Keyboard, with the focus in this view (click one of its buttons first): <kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn; <kbd>Tab</kbd> moves between the buttons, <kbd>Enter</kbd> or <kbd>Space</kbd> presses the one in focus; <kbd>Enter</kbd> in the Ask box sends the question and runs it.",
     "view.keys.hint": "key {name}",
+    # qafix (errors.explain_error): a thinking block refused by another model
+    "error.thinking_other_model": "The history holds thinking blocks written by {writer}, and this request asks {model}: a thinking block goes back only to the model that wrote it. Keep the model {writer}, or start a new conversation with `%agent reset` (in Python: a new messages list).",
+    "error.thinking_changed": "A thinking block in the history is not exactly as the model wrote it, or was written by a model other than {model}. Thinking blocks go back unchanged, to the model that wrote them: keep the model you started with, or start a new conversation with `%agent reset` (in Python: a new messages list).",
+    "error.thinking_this_model": "the one this request asks",
 }
 
 ZH: dict[str, str] = {
@@ -863,6 +867,10 @@ ZH: dict[str, str] = {
     # keyboard shortcuts in the views (scroll helper)
     "view.keys.shortcuts": "键盘（焦点在本视图内时，例如先点一下某个按钮）：<kbd>N</kbd> 下一阶段，<kbd>T</kbd> 运行一轮；<kbd>Tab</kbd> 在按钮之间移动，<kbd>Enter</kbd> 或 <kbd>Space</kbd> 按下当前按钮；在提问框中按 <kbd>Enter</kbd> 发送问题并运行。",
     "view.keys.hint": "快捷键 {name}",
+    # qafix (errors.explain_error): a thinking block refused by another model
+    "error.thinking_other_model": "历史里有 {writer} 写的 thinking 块，而这次请求用的是 {model}：thinking 块只能发回给写它的那个模型。请继续使用 {writer}，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
+    "error.thinking_changed": "历史里有一个 thinking 块和模型写出时不一样，或者是 {model} 以外的模型写的。thinking 块必须原样发回给写它的模型：请继续使用最初的模型，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
+    "error.thinking_this_model": "这次请求所用的模型",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

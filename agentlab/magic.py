@@ -673,7 +673,8 @@ class AgentMagics(Magics):
         session.loop, session.client = loop, client
         before = len(session.messages)
         loop.ask(task)
-        if in_view:
+        if in_view:  # the view runs the requests, in this cell or on later clicks
+            loop.subscribe(_settings_follow(loop, session, kept))
             view = self._in_view(loop, run=not args.step, confirm=confirm)
             if args.out:
                 self.shell.user_ns[args.out] = view
@@ -739,6 +740,24 @@ def help_text(parser: Any) -> str:
         action.help = t(f"magic.help.{action.dest}")
     parser.description = t("magic.help.epilog")
     return str(parser.format_help())
+
+
+def _settings_follow(
+    loop: AgentLoop, session: AgentSession, kept: tuple[str | None, str | None]
+) -> Callable[[Event], None]:
+    """For a cell shown in a ``LoopView``: as in the text path, the cell's ``--model``
+    and ``--system`` stay only if its first request works. A failed first request
+    puts the ones ``kept`` back; a retry in the view that works brings the cell's again."""
+    chosen = session.model, session.system
+
+    def listener(event: Event) -> None:
+        if event.kind == "error" and loop.turns == 0:
+            session.model, session.system = kept
+        elif event.kind == "response":
+            session.model, session.system = chosen
+            loop.unsubscribe(listener)  # later failures keep what the cell set
+
+    return listener
 
 
 def _take_back(loop: AgentLoop, before: int) -> bool:

@@ -336,7 +336,7 @@ class ScriptedClient:
                 params, seen=self._seen, paused=self._paused, thought=self._thought
             )
             if errors:
-                raise bad_request(errors[0])
+                raise bad_request(errors[0], params)
             self._seen = params.get("messages") or []
             self.requests.append(params)
         else:

@@ -197,3 +197,33 @@ def test_explanations_follow_the_language():
         finally:
             set_language("en")
     assert "overloaded" in explain_error(info.value)
+
+
+def test_thinking_blocks_sent_to_another_model_are_explained_with_both_names():
+    messages = [{"role": "user", "content": "How many .py files are here?"}]
+    client = al.DemoClient()
+    al.agent_loop(messages, client, tools=[al.bash])  # Sonnet 5.5 thinks: signed blocks
+    messages.append({"role": "user", "content": "List the files"})
+    with pytest.raises(al.RequestError) as info:
+        al.agent_loop(messages, client, tools=[al.bash], model="claude-opus-4-8")
+    text = info.value.explanation
+    assert "Invalid `signature`" in text
+    assert "claude-sonnet-5-5" in text and "claude-opus-4-8" in text
+    set_language("zh")
+    try:
+        zh = explain_error(info.value.cause)
+    finally:
+        set_language(None)
+    assert "claude-sonnet-5-5" in zh and "%agent reset" in zh and zh != text
+
+
+def test_a_changed_thinking_block_is_not_blamed_on_another_model():
+    messages = [{"role": "user", "content": "How many .py files are here?"}]
+    client = al.DemoClient()
+    al.agent_loop(messages, client, tools=[al.bash])
+    messages[1]["content"][0]["signature"] += "x"  # altered, same model
+    messages.append({"role": "user", "content": "List the files"})
+    with pytest.raises(al.RequestError) as info:  # a new client checks the whole history
+        al.agent_loop(messages, al.DemoClient(), tools=[al.bash])
+    assert "another model" not in info.value.explanation
+    assert "unchanged" in info.value.explanation

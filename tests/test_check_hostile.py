@@ -573,3 +573,81 @@ def test_a_forged_message_from_the_checked_process_runs_nothing_in_the_kernel(tm
     assert not report.passed
     assert "sent a io.open, not a result" in report.results[0].happened
     assert check("first_message", reference.first_message).passed  # the checker still works
+
+
+# -- a function that forges the checker's verdict -------------------------------------
+# (outside QA: the checked process judged its own scenarios and sent back Results, so a
+# function could find the pipe's `send` in the frames and send "passed" itself)
+
+
+def _find_send():
+    """The checker's `send` in the checked process, found the way a cheat would."""
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            candidate = frame.f_locals.get("send")
+            if callable(candidate):
+                return candidate
+            frame = frame.f_back
+    raise AssertionError("no send() in any frame")
+
+
+def forges_results(query):
+    from agentlab.exercises.report import Result
+
+    send = _find_send()
+    for name in exercises.get("first_message").scenarios:
+        send(Result(name, name, passed=True))  # the verdicts the child used to send
+    os._exit(0)
+
+
+def forges_results_and_records(query):
+    from agentlab.exercises.report import Result
+
+    send = _find_send()
+    for name in exercises.get("first_message").scenarios:
+        record = {"value": "a wrong answer", "same_as": None, "error": None, "stub": False,
+                  "where": "", "timed_out": False, "stuck": False, "printed": "",
+                  "state": [None]}  # fmt: skip
+        send((name, Result(name, name, passed=True), [record]))
+    os._exit(0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("fn", [forges_results, forges_results_and_records])
+def test_a_function_that_sends_passing_results_itself_fails(fn):
+    report = check("first_message", fn, timeout=LIMIT)
+    assert not report.passed
+    assert not any(r.passed for r in report.results)
+    assert len(report.results) == len(exercises.get("first_message").scenarios)
+    if fn is forges_results:  # a verdict in place of a record: called what it is
+        assert all("not a record of the function's calls" in r.happened for r in report.results)
+    else:  # records the kernel judges: the value is wrong, whatever "passed" says
+        assert "'a wrong answer'" in report.results[0].happened
+        assert "fewer calls" in report.results[-1].happened  # new_each_time calls twice
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_the_kernel_judges_plain_data_not_the_students_objects():
+    # A right answer passes however it is dressed: a str subclass and a dict subclass
+    # become plain data in the checked process, and the kernel judges that.
+    class Word(str):
+        pass
+
+    class Message(dict):
+        pass
+
+    assert check("decide", lambda r: Word(reference.decide(r)), timeout=2).passed
+    assert check("first_message", lambda q: Message(role="user", content=q), timeout=2).passed
+    assert not check("first_message", lambda q: {"role": "user", "content": {q}}, timeout=2).passed
+    # what crosses to the kernel: builtin types only, shared parts still shared
+    from agentlab.exercises.sandbox import Foreign, plain
+
+    shared = [Word("x")]
+    copied = plain(Message(a=shared, b=shared, c={1}, d=Word))
+    assert type(copied) is dict and type(copied["a"][0]) is str
+    assert copied["a"] is copied["b"] and copied["c"] == Foreign("set")
+    assert repr(copied["d"]) == "<type object>"
+    loop = []
+    loop.append(loop)
+    copy = plain(loop)
+    assert copy[0] is copy  # a list that contains itself stays one list

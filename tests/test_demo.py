@@ -282,10 +282,20 @@ def test_creating_never_overwrites_and_says_so(workspace):
     assert (workspace / "a-2.py").read_text() == "oops\n"
     assert "a.py already existed, so I did not overwrite it" in r.text
     assert all("noclobber" in c for c in commands(r.messages) if ">" in c)
-    # when the fresh name is taken too, it stops and says the command failed
+    # when the fresh name is taken too, it takes the next free one (QA: a third
+    # "create notes.txt" failed although notes-3.txt was free)
     r = run('Create a file called a.py containing "again"')
-    assert "cannot overwrite existing file" in r.text
     assert (workspace / "a-2.py").read_text() == "oops\n"
+    assert (workspace / "a-3.py").read_text() == "again\n"
+    assert "a-2.py already exists" in r.text or "a-3.py" in r.text
+    assert "I wrote a-3.py instead" in r.text
+    r = run('Create a file called a.py containing "third"')
+    assert (workspace / "a-4.py").read_text() == "third\n"
+    assert [(workspace / f).read_text() for f in ("a.py", "a-2.py", "a-3.py")] == [
+        "import os\n# TODO: tidy\n",
+        "oops\n",
+        "again\n",
+    ]
 
 
 def test_the_matcher_is_linear_and_reads_words_in_a_huge_task(workspace):
@@ -374,7 +384,7 @@ def test_no_task_without_a_word_for_writing_plans_to_write(words):
     if found is None:
         return
     assert found.intent != "create"
-    for step in found.steps + (found.fallback or []):
+    for step in found.steps + [s for f in found.fallbacks for s in f]:
         for command in step:
             # no output redirection and no command that changes files
             assert ">" not in command.replace("2>/dev/null", ""), command

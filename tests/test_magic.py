@@ -345,6 +345,20 @@ def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
     assert last["model"] == "claude-haiku-4-5" and last["system"] == "Be brief."
 
 
+def test_another_model_after_thinking_turns_says_why_and_what_to_do(ip, capsys):
+    # Thinking blocks are tied to the model that wrote them (ECOSYSTEM.md, "The real
+    # API today"): sent to another model they are refused with "Invalid `signature`".
+    # The student reads which models and what to do, not only the API's sentence.
+    cell(ip, "--offline", "How many .py files are here?")
+    capsys.readouterr()
+    cell(ip, "--offline --model claude-haiku-4-5", "List the files")
+    err = capsys.readouterr().err
+    assert "Invalid `signature` in `thinking` block" in err  # the API's words stay
+    assert "claude-sonnet-5-5" in err and "claude-haiku-4-5" in err
+    assert "%agent reset" in err
+    assert ip.user_ns["_agent"].model is None  # the cell's --model was not kept
+
+
 def test_an_api_error_after_a_tool_turn_keeps_the_valid_part(ip, capsys):
     scripted(ip, [[tool_use("bash", {"command": "echo hi"})], bad_request("broken")])
     result = cell(ip, "--client client", "Go")
@@ -668,6 +682,29 @@ def test_confirm_in_a_notebook_asks_with_the_stepper_buttons(ip, widgets):
     session = ip.user_ns["_agent"]
     assert session.loop.result().stop_reason == "end_turn"
     assert "Denied by the user: not now" in session.messages[2]["content"][0]["content"]
+
+
+def test_a_view_whose_first_request_fails_keeps_no_model_or_system_either(ip, widgets):
+    # As the text path (test_a_cell_whose_request_fails_keeps_no_model_or_system_either):
+    # a --confirm or --step cell whose first request fails leaves the conversation's
+    # --model/--system as they were; once a request of it succeeds, they are the cell's.
+    client = scripted(ip, ["fine", bad_request("model: claude-nope"), "fine again", "later"])
+    cell(ip, "--client client --model claude-haiku-4-5 --system 'Be brief.'", "First")
+    session = ip.user_ns["_agent"]
+    view = cell(ip, "--client client --confirm --model claude-nope --system 'Be long.'", "Second")
+    assert "claude-nope" in view.error.value  # the view shows the failure
+    assert (session.model, session.system) == ("claude-haiku-4-5", "Be brief.")
+    cell(ip, "--client client", "Third")
+    assert client.requests[-1]["model"] == "claude-haiku-4-5"
+    assert client.requests[-1]["system"] == "Be brief."
+    # --step: the first request runs on a click, after the cell ended
+    scripted(ip, [bad_request("overloaded"), "fine"])
+    view = cell(ip, "--client client --step --model claude-opus-4-8 --system 'Be long.'", "Go")
+    view.next_stage()
+    assert (session.model, session.system) == ("claude-haiku-4-5", "Be brief.")
+    view.next_stage()  # the same request again, and this time it works
+    assert session.loop.turns == 1
+    assert (session.model, session.system) == ("claude-opus-4-8", "Be long.")
 
 
 def test_history_in_a_notebook_is_a_history_view(ip, widgets):

@@ -222,18 +222,19 @@ def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[st
 
 def _next(p: Plan, turns: list[list[Step]], lang: str, shape: _Shape) -> list[dict[str, Any]]:
     """The next reply for plan ``p`` after these tool turns."""
-    sequence, fell_back, done = p.steps, False, 0
+    sequence, fell_back, done = p.steps, 0, 0  # fell_back: how many fallbacks were taken
     for n, turn in enumerate(turns):
         bad = next((s for s in turn if s.code not in p.ok_codes), None)
         if bad is None:
             done += 1
             continue
-        if p.fallback and not fell_back and p.fallback_if in bad.out:
-            sequence, fell_back = sequence[:done] + p.fallback, True
+        if fell_back < len(p.fallbacks) and p.fallback_if in bad.out:
+            values = dict(p.intro_values)
+            if fell_back < len(p.fallback_values):
+                values.update(p.fallback_values[fell_back])
+            sequence, fell_back = sequence[:done] + p.fallbacks[fell_back], fell_back + 1
             if n == len(turns) - 1:
-                note = say(
-                    lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **p.intro_values
-                )
+                note = say(lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **values)
                 return shape.calls(note, sequence[done])
             continue
         why = bad.out.splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"

@@ -51,9 +51,12 @@ class Plan:
     answer: Callable[[str, list[Step]], str]
     intro: str = "intro.bash"  # key of what the demo says before the first call
     intro_values: dict[str, str] = field(default_factory=dict)
-    fallback: list[list[str]] | None = None
+    # Alternatives for the rest, tried in order, each when the one before failed,
+    # with the values its note names (``fallback_note``, "{cmd} failed ...").
+    fallbacks: list[list[list[str]]] = field(default_factory=list)
+    fallback_values: list[dict[str, str]] = field(default_factory=list)
     fallback_note: str = "fallback"
-    fallback_if: str = ""  # take the fallback only when the failed output says this
+    fallback_if: str = ""  # take a fallback only when the failed output says this
     ok_codes: tuple[int, ...] = (0,)
 
 
@@ -348,7 +351,7 @@ def plan_disk_used(task: Task, _listed: str | None) -> Plan:
 
     if where:  # no fallback: df would answer about the disk, not the folder
         return Plan("disk_used", [[f"du -sh {q(where)}"]], answer)
-    return Plan("disk_used", [["du -sh ."]], answer, fallback=[["df -hP ."]])
+    return Plan("disk_used", [["du -sh ."]], answer, fallbacks=[[["df -hP ."]]])
 
 
 def plan_cpus(task: Task, _listed: str | None) -> Plan:
@@ -405,10 +408,13 @@ def _content(task: Task) -> str:
     return rest.strip(" .!?。！") or "hello from agentlab"
 
 
-def _fresh(name: str) -> str:
-    """hello.txt -> hello-2.txt"""
+def _fresh(name: str, n: int = 2) -> str:
+    """hello.txt -> hello-2.txt (``n`` = 2), hello-3.txt (3) ..."""
     stem, dot, ext = name.rpartition(".")
-    return f"{stem}-2.{ext}" if dot and stem else f"{name}-2"
+    return f"{stem}-{n}.{ext}" if dot and stem else f"{name}-{n}"
+
+
+FRESH_TRIES = 9  # name-2 ... name-10: after that the demo says the command failed
 
 
 # Writing needs an order, not a mention: the task starts with the verb (after
@@ -456,7 +462,7 @@ def plan_create(task: Task, _listed: str | None) -> Plan | None:
         return None  # another row, or "cannot"
     names = [f for f in task.files if ".." not in f and not f.startswith(("/", "~", "-"))]
     name = names[0] if names else "hello.txt"
-    fresh = _fresh(name)
+    tried = [name] + [_fresh(name, n) for n in range(2, 2 + FRESH_TRIES)]
     words = _content(task)
 
     def write(to: str) -> str:
@@ -465,8 +471,9 @@ def plan_create(task: Task, _listed: str | None) -> Plan | None:
 
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
-        if any(st.asked == write(fresh) for st in steps):
-            return say(lang, "create_fresh", name=name, fresh=fresh, cmd=s.ran, out=s.out)
+        written = [f for f in tried[1:] if any(st.asked == write(f) for st in steps)]
+        if written:  # the last fresh name tried is the one that was free
+            return say(lang, "create_fresh", name=name, fresh=written[-1], cmd=s.ran, out=s.out)
         return say(lang, "create", name=name, cmd=s.ran, out=s.out)
 
     return Plan(
@@ -474,8 +481,10 @@ def plan_create(task: Task, _listed: str | None) -> Plan | None:
         [[write(name)], [f"cat {q(name)}"]],
         answer,
         "intro.create",
-        {"name": name, "fresh": fresh},
-        fallback=[[write(fresh)], [f"cat {q(fresh)}"]],
+        {"name": name, "fresh": tried[1]},
+        # name taken: try name-2, then name-3 ... (each note names the one just refused)
+        fallbacks=[[[write(f)], [f"cat {q(f)}"]] for f in tried[1:]],
+        fallback_values=[{"name": a, "fresh": b} for a, b in zip(tried, tried[1:])],
         fallback_note="fresh",
         fallback_if="cannot overwrite",  # bash's words when noclobber refuses
     )

@@ -34,6 +34,8 @@ from agentlab.exercises.scenarios import (
     SCENARIOS,
     Scenario,
     evaluate,
+    record,
+    replay,
 )
 from agentlab.exercises.scenarios import _build as _build_scenarios
 from agentlab.i18n import t
@@ -192,10 +194,11 @@ def check(name: str, fn: Callable[..., Any], *, timeout: float = DEFAULT_TIMEOUT
 
 
 def _forked(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -> list[Result]:
-    """Each scenario built afresh and judged in a forked process, under a hard limit.
+    """Each scenario built afresh and run in a forked process, under a hard limit;
+    judged here, in the kernel (``_verdict``).
 
-    One process runs the scenarios one after the other and sends each Result
-    back; if it ends, hangs or is killed, that scenario fails and a new
+    One process runs the scenarios one after the other and sends back, for
+    each, a record of the calls; if it ends, hangs or is killed, that scenario fails and a new
     process takes the rest. Rebuilding each scenario gives it new objects
     (replies, histories, fakes), so a function that changes what it was given
     cannot change a later scenario; the process keeps everything else it did
@@ -220,7 +223,7 @@ def _forked(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -
                     child = Forked(_judge_all, work, reaper)
                 hard = 2 * limit + MARGIN
                 outcome = child.receive(hard)
-                results.append(_result(scenario, outcome, hard))
+                results.append(_verdict(scenario, outcome, hard, limit))
                 if not outcome.ok or results[-1].stuck:
                     child.end()
                     child = None
@@ -233,19 +236,62 @@ def _forked(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -
 
 
 def _judge_all(
-    send: Callable[[Result], None],
+    send: Callable[[Any], None],
     exercise: str,
     names: list[str],
     fn: Callable[..., Any],
     timeout: float,
     limit: float,
 ) -> None:
-    """In the child: judge the named scenarios in order, with the parent's rule for limits."""
+    """In the child: run the named scenarios in order, with the parent's rule for limits,
+    sending for each its Result there and the record of its calls (``scenarios.record``)."""
     for name in names:
-        result = evaluate(_fresh(exercise, name), fn, limit)
-        send(result)
+        result, records = record(_fresh(exercise, name), fn, limit)
+        send((name, result, records if result.passed else None))
         if result.timed_out:
             limit = min(timeout, QUICK_TIMEOUT)
+
+
+def _verdict(scenario: Scenario, outcome: Outcome, hard: float, limit: float) -> Result:
+    """The kernel's verdict on what the child sent for ``scenario``.
+
+    The child is the student's: what it sends may be forged. So the kernel
+    judges the records itself (``scenarios.replay``) and a scenario passes
+    only if that judgment passes. A failure the child saw stands as it is,
+    with no records sent (a 100 MB wrong answer stays in the child): the
+    student's value may misbehave only there (an ``__eq__`` that exits), and
+    a forged failure harms no one but its author.
+    """
+    if not outcome.ok:
+        return _result(scenario, outcome, hard)
+    sent = outcome.value
+    if not (isinstance(sent, tuple) and len(sent) == 3 and sent[0] == scenario.name):
+        return _not_run(scenario, t("ex.happened.forged", value=_kind_of(sent)))
+    _, there, records = sent
+    well_formed = isinstance(there, Result) and _plain_result(there)
+    if well_formed and not there.passed:
+        return there  # its own failure (records are only sent with a pass)
+    here = replay(scenario, records, limit)
+    if here.passed and not well_formed:
+        return _not_run(scenario, t("ex.happened.forged", value=_kind_of(there)))
+    return here
+
+
+def _kind_of(value: Any) -> str:
+    return type(value).__name__
+
+
+def _plain_result(result: Result) -> bool:
+    """Does every field of this Result (unpickled from the child) have its own type?"""
+    texts = ("scenario", "title", "expected", "happened", "idea", "idea_title", "hint", "printed")
+    flags = ("passed", "timed_out", "stuck", "stub")
+    notes = getattr(result, "notes", None)
+    return (
+        all(type(getattr(result, f, None)) is str for f in texts)
+        and all(type(getattr(result, f, None)) is bool for f in flags)
+        and type(notes) is tuple
+        and all(type(n) is str for n in notes)
+    )
 
 
 def _threads(scenarios: list[Scenario], fn: Callable[..., Any], timeout: float) -> list[Result]:

@@ -2,9 +2,11 @@
 
 Two layers:
 
-- ``Forked`` runs the scenarios (the student's function *and* the judging of
-  what it returned) in a child process made with ``fork``, and ``check``
-  waits for each result under a hard time limit. Whatever happens there stays
+- ``Forked`` runs the scenarios in a child process made with ``fork``, and
+  ``check`` waits for each one's record under a hard time limit. The child
+  sends plain data only (``plain``: what the function returned, raised and
+  printed, what the fakes saw); the kernel judges it, so a function that
+  finds the pipe and sends "passed" itself gains nothing. Whatever happens there stays
   there: ``os._exit``, a segfault, a memory bomb, a value whose ``__eq__`` or
   ``__repr__`` never returns, ``SystemExit``, ``KeyboardInterrupt``, changes
   to shared objects. At the limit the process (and anything it started) is
@@ -31,7 +33,8 @@ a thread shares the kernel's fate (``os._exit`` ends the kernel). Why fork
 and not ``spawn``: a function defined in a notebook cell cannot be pickled
 and sent to a fresh interpreter, but a forked child already has it, with the
 cell's source in ``linecache``, so tracebacks keep pointing at the student's
-line. The child only sends back the finished ``Result`` (plain strings).
+line. The child only sends back plain data (and its own ``Result``, which
+can make a scenario fail but never pass).
 Where ``fork`` does not exist (Windows), ``check`` falls back to a thread
 with the same time limit: endless Python loops still end (``Stop`` is raised
 inside the thread), but ``os._exit`` or code stuck in C cannot be contained.
@@ -59,7 +62,17 @@ from typing import Any
 from agentlab.i18n import t
 from agentlab.tools.shell import Reaper
 
-__all__ = ["Crashed", "Forked", "Outcome", "Stop", "can_fork", "describe_error", "run"]
+__all__ = [
+    "Crashed",
+    "Foreign",
+    "Forked",
+    "Outcome",
+    "Stop",
+    "can_fork",
+    "describe_error",
+    "plain",
+    "run",
+]
 
 PRINT_LIMIT = 2000  # characters of captured print output kept per call
 MEMORY_LIMIT = 1 << 30  # bytes a checked scenario may add to the kernel's size (Linux)
@@ -148,6 +161,8 @@ def _where(error: BaseException, fn: Callable[..., Any] | None) -> str:
 
 def describe_error(error: BaseException) -> str:
     """``Type: message`` for an exception, with the API's own wording for a 400."""
+    if isinstance(error, Crashed) and error.raised:  # already "Type: message"
+        return str(error)
     body = getattr(error, "body", None)
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         status = getattr(error, "status_code", "")
@@ -254,18 +269,79 @@ class Forked:
 
 
 class _PlainData(pickle.Unpickler):
-    """Reads what the child sent, allowing no class but ``Result``.
+    """Reads what the child sent, allowing no class but ``Result`` and ``Foreign``.
 
     The student's code runs in the child and can reach its end of the pipe, so
     what arrives is the student's to shape; a plain ``pickle.loads`` would run
-    any function the pickle names (``__reduce__``) here, in the kernel."""
+    any function the pickle names (``__reduce__``) here, in the kernel. What
+    arrives is only data for the kernel to judge (see ``plain``): never a verdict
+    it takes on trust."""
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("agentlab.exercises.report", "Result"):
             from agentlab.exercises.report import Result
 
             return Result
+        if (module, name) == (__name__, "Foreign"):
+            return Foreign
         raise pickle.UnpicklingError(f"the checked process sent a {module}.{name}, not a result")
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """Stands for a value that is not plain data (an object of the student's class,
+    a set, a function...): only its type's name crosses to the kernel."""
+
+    type_name: str
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+_DEEPEST = 60  # levels of nesting ``plain`` copies; deeper values become a Foreign
+
+
+def plain(value: Any, memo: dict[int, Any] | None = None, depth: int = 0) -> Any:
+    """A copy of ``value`` made only of dict, list, tuple, str, int, float, bool and
+    None, to send to the kernel, which judges it.
+
+    Subclasses become their base type (read with the base type's own methods, so
+    the student's ``__eq__`` or ``__iter__`` never reaches the kernel); an SDK
+    object becomes its dict (``as_dict``, as the checker reads it anyway); anything
+    else a ``Foreign``. Runs in the checked process. ``memo`` keeps shared parts
+    shared, and a list that contains itself stays one list.
+    """
+    memo = {} if memo is None else memo
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if depth > _DEEPEST:
+        return Foreign("deeply nested value")
+    if id(value) in memo:
+        return memo[id(value)][1]
+    if isinstance(value, str):
+        return str.__getitem__(value, slice(None))
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__add__(value, 0.0)
+    if isinstance(value, dict):
+        copy: dict[Any, Any] = {}
+        memo[id(value)] = (value, copy)  # keeps the original alive while its id is used
+        for key, item in list(dict.items(value)):
+            copy[plain(key, memo, depth + 1)] = plain(item, memo, depth + 1)
+        return copy
+    if isinstance(value, list):
+        items: list[Any] = []
+        memo[id(value)] = (value, items)
+        items.extend(plain(item, memo, depth + 1) for item in list.__getitem__(value, slice(None)))
+        return items
+    if isinstance(value, tuple):
+        return tuple(plain(item, memo, depth + 1) for item in tuple.__getitem__(value, slice(None)))
+    if hasattr(type(value), "model_dump"):  # an SDK object (pydantic)
+        from agentlab.history import as_dict
+
+        return plain(as_dict(value), memo, depth + 1)
+    return Foreign(f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins."))
 
 
 def can_fork() -> bool:

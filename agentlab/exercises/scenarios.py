@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentlab.exercises.report import Report, Result
-from agentlab.exercises.sandbox import Outcome, Stop, describe_error, run
+from agentlab.exercises.sandbox import Crashed, Foreign, Outcome, Stop, describe_error, plain, run
 from agentlab.history import Problem, as_dict, blocks, validate
 from agentlab.i18n import t
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
@@ -214,8 +214,148 @@ def crashed(outcome: Outcome) -> str:
 
 def evaluate(scenario: Scenario, fn: Callable[..., Any], timeout: float) -> Result:
     """Run one scenario; whatever the student's function does, return a Result."""
-    trial = Trial(scenario, fn, timeout)
+    return _judged(Trial(scenario, fn, timeout))
+
+
+# -- judging in the kernel what the checked process did -----------------------------
+# ``check`` runs the student's function in a forked process, which the function
+# controls: a verdict made there could be forged (the function can find the pipe and
+# send "passed" itself). So that process only *records* each call: what it returned
+# or raised, what it printed, and what the fakes and lists it was given hold after it,
+# all as plain data (``sandbox.plain``). The kernel then runs the same scenario with
+# a ``Replay`` trial, which gives the judging code those records instead of calling
+# the function: the kernel decides pass or fail.
+
+
+class Recorder(Trial):
+    """A trial in the checked process that keeps a plain record of each call."""
+
+    def __init__(self, scenario: Scenario, fn: Callable[..., Any], timeout: float):
+        super().__init__(scenario, fn, timeout)
+        self.records: list[dict[str, Any]] = []
+        self._values: list[Any] = []  # what each call returned (for "the same object")
+
+    def run(self, *args: Any) -> Outcome:
+        outcome = super().run(*args)
+        same = next((k for k, v in enumerate(self._values) if v is outcome.value), None)
+        self._values.append(outcome.value)
+        error = outcome.error
+        self.records.append(
+            {
+                "value": None if same is not None else plain(outcome.value),
+                "same_as": same if outcome.value is not None else None,
+                "error": None if error is None else describe_error(error),
+                "stub": isinstance(error, NotImplementedError),
+                "where": outcome.where,
+                "timed_out": outcome.timed_out,
+                "stuck": outcome.stuck,
+                "printed": outcome.printed,
+                "state": [_state(a) for a in args],
+            }
+        )
+        return outcome
+
+
+class Replay(Trial):
+    """A trial in the kernel: each call gives back the next record, puts the fakes
+    and lists in the state recorded, and never runs the student's code."""
+
+    def __init__(self, scenario: Scenario, records: Any, timeout: float):
+        super().__init__(scenario, _never_called, timeout)
+        if not isinstance(records, list):
+            raise TypeError("the checked process sent no list of calls")
+        self.records = list(records)
+        self._values: list[Any] = []
+
+    def run(self, *args: Any) -> Outcome:
+        if not self.records:
+            raise LookupError("the checked process sent fewer calls than the scenario makes")
+        r = self.records.pop(0)
+        strings = ("where", "printed")
+        flags = ("timed_out", "stuck", "stub")
+        if (
+            not isinstance(r, dict)
+            or not all(type(r.get(k)) is str for k in strings)
+            or not all(type(r.get(k)) is bool for k in flags)
+            or not (r.get("error") is None or type(r["error"]) is str)
+            or not isinstance(r.get("state"), list)
+            or len(r["state"]) != len(args)
+        ):
+            raise TypeError("the checked process sent a call record of the wrong shape")
+        same = r.get("same_as")
+        if same is not None and not (type(same) is int and 0 <= same < len(self._values)):
+            raise TypeError("the checked process sent a call record of the wrong shape")
+        for arg, state in zip(args, r["state"]):
+            _restore(arg, state)
+        value = self._values[same] if same is not None else r.get("value")
+        self._values.append(value)
+        error: BaseException | None = None
+        if r["stub"]:
+            error = NotImplementedError()
+        elif r["error"] is not None:
+            error = Crashed(r["error"], raised=True)
+        self.outcome = Outcome(value, error, r["where"], r["timed_out"], r["stuck"], r["printed"])
+        return self.outcome
+
+
+def _never_called(*args: Any) -> None:
+    raise AssertionError("a replayed trial never calls the student's function")
+
+
+def _state(arg: Any) -> Any:
+    """What the judging code reads of an argument after the call, as plain data."""
+    if isinstance(arg, (FakeBash, FakeApprove)):
+        return {"calls": plain(arg.calls)}
+    if isinstance(arg, ExerciseClient):
+        fields = ("attempts", "sent", "tools_sent", "rejected")
+        return {name: plain(getattr(arg, name)) for name in fields}
+    if isinstance(arg, list):
+        return plain(arg)
+    return None  # not changed by the call as far as the judge reads it (a reply, a str)
+
+
+def _restore(arg: Any, state: Any) -> None:
+    """Put an argument (made afresh by the scenario in the kernel) in the state recorded."""
+    if isinstance(arg, (FakeBash, FakeApprove)):
+        if not (isinstance(state, dict) and isinstance(state.get("calls"), list)):
+            raise TypeError("the checked process sent a fake's calls of the wrong shape")
+        arg.calls[:] = state["calls"]
+    elif isinstance(arg, ExerciseClient):
+        kinds = {"attempts": int, "sent": list, "tools_sent": list, "rejected": list}
+        if not (isinstance(state, dict) and all(type(state.get(k)) is v for k, v in kinds.items())):
+            raise TypeError("the checked process sent the model's requests in the wrong shape")
+        if not all(type(r) is str for r in state["rejected"]):
+            raise TypeError("the checked process sent the model's requests in the wrong shape")
+        for name in kinds:
+            setattr(arg, name, state[name])
+    elif isinstance(arg, list):
+        if not isinstance(state, list):
+            raise TypeError("the checked process sent a list of the wrong shape")
+        arg[:] = state
+
+
+def record(scenario: Scenario, fn: Callable[..., Any], timeout: float) -> tuple[Result, list[Any]]:
+    """In the checked process: run the scenario, and return its Result (a failure there
+    stays a failure: the student's value may misbehave only there) and the records."""
+    trial = Recorder(scenario, fn, timeout)
+    return _judged(trial), trial.records
+
+
+def replay(scenario: Scenario, records: Any, timeout: float) -> Result:
+    """In the kernel: judge the scenario on the records the checked process sent."""
     try:
+        trial = Replay(scenario, records, timeout)
+    except TypeError as e:
+        trial = Replay(scenario, [], timeout)
+        return _judged(trial, broken=e)
+    return _judged(trial)
+
+
+def _judged(trial: Trial, broken: Exception | None = None) -> Result:
+    scenario = trial.scenario
+    try:
+        if broken is not None:
+            raise broken
         scenario.body(trial)
     except Fail as f:
         idea = f.idea or scenario.idea
@@ -268,7 +408,8 @@ def show(value: Any) -> str:
 
 
 def kind(value: Any) -> str:
-    return t("ex.happened.kind", type=type(value).__name__, value=show(value))
+    name = value.type_name if isinstance(value, Foreign) else type(value).__name__
+    return t("ex.happened.kind", type=name, value=show(value))
 
 
 def text_of(content: Any) -> str | None:

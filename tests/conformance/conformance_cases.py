@@ -198,6 +198,21 @@ CASES = [
          MESSAGES_REF),
     Case("max_tokens 0", req(max_tokens=0), 400,
          "max_tokens: Input should be greater than or equal to 1", MESSAGES_REF),
+    # Wrong types answer in pydantic's wording, as the API's other type errors do
+    # (MESSAGES_REF gives the types); the sentences for these fields are not public.
+    Case("max_tokens as a string", req(max_tokens="5"), 400,
+         "max_tokens: Input should be a valid integer", MESSAGES_REF + "; " + UNKNOWN),
+    Case("max_tokens as a boolean", req(max_tokens=True), 400,
+         "max_tokens: Input should be a valid integer", MESSAGES_REF + "; " + UNKNOWN),
+    Case("system as a number", req(system=5), 400,
+         "system: Input should be a valid string or a valid list",
+         MESSAGES_REF + " (a string or a list of text blocks); " + UNKNOWN),
+    Case("thinking display omitted on Sonnet 5.5",
+         req(thinking={"type": "adaptive", "display": "omitted"}), 200, None, SONNET_55),
+    Case("thinking display not a known value",
+         req(thinking={"type": "adaptive", "display": "bogus"}), 400,
+         "thinking.display: Input should be 'summarized' or 'omitted'",
+         SONNET_55 + " ('omitted' confirmed; 'summarized' from earlier models' docs); " + UNKNOWN),
     Case("max_tokens above the model's output limit", req(HAIKU, max_tokens=64001), 400,
          "max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens "
          "for claude-haiku-4-5", "wording as in public reports for earlier models"),
