@@ -452,6 +452,11 @@ EN: dict[str, str] = {
     "error.thinking_other_model": "The history holds thinking blocks written by {writer}, and this request asks {model}: a thinking block goes back only to the model that wrote it. Keep the model {writer}, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_changed": "A thinking block in the history is not exactly as the model wrote it, or was written by a model other than {model}. Thinking blocks go back unchanged, to the model that wrote them: keep the model you started with, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_this_model": "the one this request asks",
+    # lead: hidden characters in a call waiting for approval
+    "view.approval.hidden": (
+        "This call holds characters that reorder or hide text (bidi controls, zero-width "
+        "spaces). They are written out above as \\uXXXX; Approve runs the call as the model sent it."
+    ),
 }
 
 ZH: dict[str, str] = {
@@ -871,6 +876,11 @@ ZH: dict[str, str] = {
     "error.thinking_other_model": "历史里有 {writer} 写的 thinking 块，而这次请求用的是 {model}：thinking 块只能发回给写它的那个模型。请继续使用 {writer}，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_changed": "历史里有一个 thinking 块和模型写出时不一样，或者是 {model} 以外的模型写的。thinking 块必须原样发回给写它的模型：请继续使用最初的模型，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_this_model": "这次请求所用的模型",
+    # lead: hidden characters in a call waiting for approval
+    "view.approval.hidden": (
+        "这个调用含有会打乱或隐藏文字的字符（双向控制符、零宽空格），上面已写成 \\uXXXX；"
+        "“批准”会按模型发来的原样运行。"
+    ),
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

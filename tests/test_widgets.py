@@ -914,3 +914,25 @@ def test_hostile_history_in_every_live_view_stays_inert(tmp_path: Path, role: st
         PairingView(messages)._repr_html_(),
     ):
         assert_inert(html)
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_call_with_hidden_characters_is_shown_written_out(tmp_path: Path, edited: bool) -> None:
+    # A bidi override would make the browser draw the command in another order than
+    # it runs ("Trojan Source", CVE-2021-42574): the panel and the edit box write it out.
+    command = "echo safe > a.txt \u202e; echo x\u200b > b.txt"
+    client = ScriptedClient([[tool_use("bash", {"command": command})], "done"])
+    loop = al.AgentLoop(client, "go", tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop, confirm=True)
+    for _ in range(3):
+        view.next_button.click()
+    assert view.waiting
+    for box in (view.approval_info.value, view.edit_input.value):
+        assert "\u202e" not in box and "\u200b" not in box
+    assert "\\u202e" in view.edit_input.value and "reorder or hide" in view.approval_info.value
+    if edited:  # what the person sees and types is what runs
+        view.edit_input.value = view.edit_input.value.replace("\\u202e", "").replace("\\u200b", "")
+    view.edit_button.click()
+    run = loop.audit[-1]
+    assert run["verdict"] == ("edited" if edited else "approved")
+    assert run["input"]["command"] == ("echo safe > a.txt ; echo x > b.txt" if edited else command)

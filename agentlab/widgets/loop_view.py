@@ -85,6 +85,7 @@ from agentlab.render import (
     role_of,
     runs_of,
     section,
+    shown,
     tn,
     tokens_html,
     totals_html,
@@ -467,7 +468,9 @@ class LoopView(W.VBox):
         original = _get(self._waiting[0], "input")
         text = self.edit_input.value
         if isinstance(original, dict) and set(original) == {"command"}:
-            new: Any = {"command": text}
+            # The box shows hidden characters written out; left as shown, it is the original.
+            same = text == shown(str(original["command"]))
+            new: Any = original if same else {"command": text}
         else:
             try:
                 new = json.loads(text)
@@ -663,14 +666,17 @@ class LoopView(W.VBox):
             "input": _get(use, "input"),
         }
         title = t("view.approval.title", k=done + 1, n=total, name=_get(use, "name"))
-        warn = f'<div class="al-bad">{escape(problem)}</div>' if problem else ""
-        self.approval_info.value = f"<b>⚠ {escape(title)}</b>{block_html(block, pair)}{warn}"
         data = _get(use, "input")
-        if not problem:
+        as_json = json.dumps(data, ensure_ascii=False, indent=1)
+        warn = f'<div class="al-bad">{escape(problem)}</div>' if problem else ""
+        if shown(as_json) != as_json:  # bidi controls or zero-width characters
+            warn += f'<div class="al-bad">{escape(t("view.approval.hidden"))}</div>'
+        self.approval_info.value = f"<b>⚠ {escape(title)}</b>{block_html(block, pair)}{warn}"
+        if not problem:  # the edit box never holds a character that cannot be seen
             if isinstance(data, dict) and set(data) == {"command"}:
-                self.edit_input.value = str(data["command"])
+                self.edit_input.value = shown(str(data["command"]))
             else:
-                self.edit_input.value = json.dumps(data, ensure_ascii=False, indent=1)
+                self.edit_input.value = shown(as_json)
         self.approval.layout.display = "flex"
         self._update()
 
