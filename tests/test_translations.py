@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +93,73 @@ def test_a_count_picks_its_word():
         assert t("test.plural", n=0) == "There are 0 Python files (0 in all)"
     finally:
         del EN["test.plural"]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def demo_tasks(source: str) -> list[str]:
+    """Tasks a code cell gives the model behind ``al.connect()``: ``%agent``/``%%agent`` tasks, and
+    in a cell that uses ``client``, each user message and each string passed to ask/agent_loop/AgentLoop."""
+    from agentlab.magic import COMMANDS, AgentMagics, split_line
+
+    lines = source.splitlines()
+    if lines and lines[0].startswith("%%agent"):
+        return ["\n".join(lines[1:])]
+    parser = AgentMagics.agent.parser
+    takes_value = {s for a in parser._actions if a.nargs != 0 for s in a.option_strings}
+    found = []
+    for line in lines:
+        if line.startswith("%agent "):
+            task = split_line(line.removeprefix("%agent "), takes_value)[1]
+            if task and task.split()[0].lower() not in COMMANDS:
+                found.append(task)
+    tree = ast.parse("\n".join("pass" if line.lstrip().startswith("%") else line for line in lines))
+    nodes = list(ast.walk(tree))
+    if not any(isinstance(n, ast.Name) and n.id == "client" for n in nodes):
+        return found
+    for node in nodes:
+        if isinstance(node, ast.Dict):
+            pairs = {
+                k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)
+            }
+            role, content = pairs.get("role"), pairs.get("content")
+            if (
+                isinstance(role, ast.Constant)
+                and role.value == "user"
+                and isinstance(content, ast.Constant)
+            ):
+                found.append(content.value)
+        if isinstance(node, ast.Call):
+            name = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
+            if name in ("ask", "agent_loop", "AgentLoop"):
+                found += [
+                    a.value
+                    for a in node.args
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                ]
+    return found
+
+
+def test_demo_tasks_are_found_in_a_cell():
+    cell = 'client = al.connect()\nask(client, "How many lines?", tools)\n%agent --max-turns 2 --out r 你好\n%agent reset'
+    assert demo_tasks(cell) == ["你好", "How many lines?"]
+    assert demo_tasks("%%agent --new\nList the files") == ["List the files"]
+    assert demo_tasks('run(["ok"], task="Please help.")') == []  # a scripted model, not the demo
+
+
+def test_chinese_lessons_ask_the_demo_model_in_chinese():
+    """The demo model answers in the task's language, so a Chinese lesson's tasks are Chinese."""
+    english = [
+        f"{path.relative_to(ROOT)} {cell.get('id')}: {task!r}"
+        for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))
+        for cell in json.loads(path.read_text("utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+        for task in demo_tasks("".join(cell["source"]))
+        if not CJK.search(task)
+    ]
+    assert not english, "\n".join(english)
