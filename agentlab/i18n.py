@@ -807,7 +807,7 @@ ZH: dict[str, str] = {
     "loopcore.what.stage": "在 {stage} 阶段",
     "loopcore.summary": "agentlab · {model} · {turns} 次请求 · {tools} 次工具调用 · 结束：{ended}",
     "loopcore.ended.model": "模型停止（{reason}）",
-    "loopcore.ended.turn_limit": "达到轮次上限",
+    "loopcore.ended.turn_limit": "达到轮数上限",
     "loopcore.ended.budget": "达到预算",
     "loopcore.ended.interrupted": "被中断",
     "loopcore.ended.error": "出错",
