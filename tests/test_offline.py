@@ -368,8 +368,8 @@ def test_metadata_must_be_an_object():
 
 from agentlab import models  # noqa: E402
 from agentlab.offline import ScriptError  # noqa: E402
-
 from tests.test_dropin import BASH  # noqa: E402  (a raw tool definition)
+
 CALC = {
     "name": "calc",
     "description": "Do arithmetic.",
