@@ -294,17 +294,18 @@ def _fold_note(rest: str) -> str:
     return tn("view.fold.more", len(rest.split("\n")), size=_size(len(rest)))
 
 
-def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> str:
-    """Escaped text in a code box; a long one shows its start and folds the rest."""
+def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS, prompt: str = "") -> str:
+    """Escaped text in a code box; a long one shows its start and folds the rest.
+    ``prompt`` (our own markup, such as the shell's ``$``) goes before the text."""
     all_lines = text.split("\n")
     if len(all_lines) <= lines and len(text) <= chars:
-        return f'<pre class="al-code">{escape(text)}</pre>'
+        return f'<pre class="al-code">{prompt}{escape(text)}</pre>'
     head = "\n".join(all_lines[:lines])
     if len(head) > chars:
         head = head[:chars]
     rest = text[len(head) :].lstrip("\n")
     return (
-        f'<pre class="al-code">{escape(head)}</pre>'
+        f'<pre class="al-code">{prompt}{escape(head)}</pre>'
         f'<details class="al-more"><summary>{escape(_fold_note(rest))}</summary>'
         f'<pre class="al-code">{escape(rest)}</pre></details>'
     )
@@ -433,7 +434,7 @@ def _command(value: Any) -> str | None:
 def _tool_input(value: Any) -> str:
     command = _command(value)
     if command is not None:
-        return f'<pre class="al-code"><span class="al-prompt">$ </span>{escape(command)}</pre>'
+        return fold(command, prompt='<span class="al-prompt">$ </span>')
     return fold(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
