@@ -172,6 +172,9 @@ table.al-pairs td{border-bottom:1px solid var(--al-border);padding:3px 8px;
 table.al-pairs td.al-wrap{white-space:normal;overflow-wrap:anywhere}
 table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,monospace)}
 .al-tablebox{overflow-x:auto;max-width:100%}
+/* an HTML widget's box may shrink below its content's width, so a wide table scrolls in
+   .al-tablebox instead of pushing the view's column wider than the screen */
+.al-root .widget-html-content{min-width:0}
 .al-section{font-weight:650;font-size:12px;letter-spacing:.03em;text-transform:uppercase;
  color:var(--al-muted);margin:10px 0 4px 2px}
 .al-panel>.al-section:first-child,.al-stream>.al-section:first-child{margin-top:0}

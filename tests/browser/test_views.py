@@ -197,6 +197,10 @@ def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
         assert history["width"] >= min(250, cell["width"] - 40), where
         overflow = view.evaluate("(v) => v.scrollWidth - v.clientWidth")
         assert overflow <= 1, f"{where}: the view is {overflow}px wider than its cell"
+        # the pairs table scrolls in its own box, never wider than the view's column
+        table = box(view.locator(".al-tablebox"))
+        right = box(view.locator(".al-columns"))
+        assert table["x"] + table["width"] <= right["x"] + right["width"] + 1, where
     page.set_viewport_size({"width": 900, "height": 1700})  # the picture for the docs
     sidebar(page, True)
     view.evaluate("(v) => v.scrollIntoView()")
