@@ -189,6 +189,7 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-ended b{color:var(--al-wait)}
 .al-approval{border:1px solid var(--al-wait);border-left-width:4px;border-radius:8px;padding:8px 12px;
  margin:8px 0;background:var(--al-bg)}
+.al-approval .al-code{max-height:16em;overflow:auto}  /* a long call scrolls; the buttons stay near */
 .al-stream{border:1px dashed var(--al-assistant);border-radius:8px;padding:6px 12px;margin:0 0 8px 0;
  white-space:pre-wrap}
 .al-status{font-size:12px;color:var(--al-muted)}
