@@ -372,6 +372,9 @@ def _oneline(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+oneline = _oneline  # for the views' one-line status texts
+
+
 # --------------------------------------------------------------------------
 # Blocks and cards
 # --------------------------------------------------------------------------
