@@ -399,6 +399,21 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     assert len(client.requests[1]["messages"]) == 4
 
 
+def test_the_stopped_line_shows_a_long_or_hidden_call_on_one_short_line(ip):
+    """■ during a 10,000-character call with a bidi control and line breaks: the one
+    line says what was stopped, short, with the hidden character written out."""
+    why = "evil\u202etxt\n" + "y" * 10_000 + "\nlast"
+    scripted(ip, [[tool_use("boom", {"why": why})], "ok"])
+    ip.user_ns["_agent"] = magic.AgentSession(tools=[boom])
+    with pytest.raises(KeyboardInterrupt) as info:
+        cell(ip, "--client client", "Go")
+    [line] = info.value._render_traceback_()
+    assert line.startswith("■ agentlab stopped while running boom(")
+    assert "\n" not in line and len(line) < 400, line[:500]
+    assert "\u202e" not in line and "evil\\u202etxt" in line  # written out, as in the views
+    assert "The history is still valid (3 messages)" in line
+
+
 def test_ctrl_c_while_waiting_for_the_model_takes_the_task_back(ip):
     scripted(ip, ["ok", KeyboardInterrupt()])
     cell(ip, "--client client", "First")
