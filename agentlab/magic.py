@@ -315,7 +315,9 @@ class _Live:
         self.listener: Callable[[Event], None] = Transcript(loop, self.write)
 
     def write(self, piece: str) -> None:
-        self.text += piece
+        from agentlab.terminal import plain  # text/plain is drawn with ANSI colours and bidi
+
+        self.text += plain(piece)
         self.handle.update({"text/plain": self.text}, raw=True)
 
     def done(self, text: str) -> None:

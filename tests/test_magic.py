@@ -458,6 +458,19 @@ def test_the_summary_counts_an_interrupted_call_and_says_how_the_loop_ended(ip, 
     assert captured.outputs[-1].data["text/plain"].endswith("2 tool calls · ended: turn limit")
 
 
+def test_the_live_text_transcript_drops_escape_sequences_and_bidi_controls(ip, monkeypatch):
+    """Without widgets the live transcript is text/plain, which JupyterLab draws with
+    ANSI colours and the Unicode bidi algorithm: model text must not steer either."""
+    monkeypatch.setattr(magic, "frontend", lambda shell: "live")
+    evil = "\x1b[8mhidden\x1b[0m \u202eexe.txt"
+    scripted(ip, [[text("Look: " + evil), tool_use("bash", {"command": "echo '\u202eabc'"})], evil])
+    with capture_output() as captured:
+        cell(ip, "--client client --new", "Go")
+    shown = [o.data["text/plain"] for o in captured.outputs if "text/plain" in o.data]
+    assert any("hidden" in s for s in shown[:-1])  # the live transcript, before the summary
+    assert not any("\x1b" in s or "\u202e" in s for s in shown), shown
+
+
 # --- asking before a tool runs ------------------------------------------------------
 
 
