@@ -315,7 +315,9 @@ class _Live:
         self.listener: Callable[[Event], None] = Transcript(loop, self.write)
 
     def write(self, piece: str) -> None:
-        self.text += piece
+        from agentlab.terminal import plain  # text/plain is drawn with ANSI colours and bidi
+
+        self.text += plain(piece)
         self.handle.update({"text/plain": self.text}, raw=True)
 
     def done(self, text: str) -> None:
@@ -389,7 +391,10 @@ def stopped_line(loop: AgentLoop, took_back: bool) -> str:
     stage = loop.stopped_at or loop.stage
     running = [a for a in loop.audit if a.get("verdict") == "interrupted"]
     if running:
-        what = t("loopcore.what.tool", call=describe_call(running[-1]))
+        from agentlab.render import oneline, shown
+
+        call = oneline(shown(describe_call(running[-1])), 120)  # one short line, nothing hidden
+        what = t("loopcore.what.tool", call=call)
     elif stage == "request":
         what = t("loopcore.what.request")
     else:

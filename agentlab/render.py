@@ -172,6 +172,9 @@ table.al-pairs td{border-bottom:1px solid var(--al-border);padding:3px 8px;
 table.al-pairs td.al-wrap{white-space:normal;overflow-wrap:anywhere}
 table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,monospace)}
 .al-tablebox{overflow-x:auto;max-width:100%}
+/* an HTML widget's box may shrink below its content's width, so a wide table scrolls in
+   .al-tablebox instead of pushing the view's column wider than the screen */
+.al-root .widget-html-content{min-width:0}
 .al-section{font-weight:650;font-size:12px;letter-spacing:.03em;text-transform:uppercase;
  color:var(--al-muted);margin:10px 0 4px 2px}
 .al-panel>.al-section:first-child,.al-stream>.al-section:first-child{margin-top:0}
@@ -186,6 +189,7 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-ended b{color:var(--al-wait)}
 .al-approval{border:1px solid var(--al-wait);border-left-width:4px;border-radius:8px;padding:8px 12px;
  margin:8px 0;background:var(--al-bg)}
+.al-approval .al-code{max-height:16em;overflow:auto}  /* a long call scrolls; the buttons stay near */
 .al-stream{border:1px dashed var(--al-assistant);border-radius:8px;padding:6px 12px;margin:0 0 8px 0;
  white-space:pre-wrap}
 .al-status{font-size:12px;color:var(--al-muted)}
@@ -294,17 +298,18 @@ def _fold_note(rest: str) -> str:
     return tn("view.fold.more", len(rest.split("\n")), size=_size(len(rest)))
 
 
-def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> str:
-    """Escaped text in a code box; a long one shows its start and folds the rest."""
+def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS, prompt: str = "") -> str:
+    """Escaped text in a code box; a long one shows its start and folds the rest.
+    ``prompt`` (our own markup, such as the shell's ``$``) goes before the text."""
     all_lines = text.split("\n")
     if len(all_lines) <= lines and len(text) <= chars:
-        return f'<pre class="al-code">{escape(text)}</pre>'
+        return f'<pre class="al-code">{prompt}{escape(text)}</pre>'
     head = "\n".join(all_lines[:lines])
     if len(head) > chars:
         head = head[:chars]
     rest = text[len(head) :].lstrip("\n")
     return (
-        f'<pre class="al-code">{escape(head)}</pre>'
+        f'<pre class="al-code">{prompt}{escape(head)}</pre>'
         f'<details class="al-more"><summary>{escape(_fold_note(rest))}</summary>'
         f'<pre class="al-code">{escape(rest)}</pre></details>'
     )
@@ -365,6 +370,9 @@ def section(title: str) -> str:
 def _oneline(value: Any, limit: int = 90) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+oneline = _oneline  # for the views' one-line status texts
 
 
 # --------------------------------------------------------------------------
@@ -433,7 +441,7 @@ def _command(value: Any) -> str | None:
 def _tool_input(value: Any) -> str:
     command = _command(value)
     if command is not None:
-        return f'<pre class="al-code"><span class="al-prompt">$ </span>{escape(command)}</pre>'
+        return fold(command, prompt='<span class="al-prompt">$ </span>')
     return fold(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 

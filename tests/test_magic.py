@@ -399,6 +399,21 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     assert len(client.requests[1]["messages"]) == 4
 
 
+def test_the_stopped_line_shows_a_long_or_hidden_call_on_one_short_line(ip):
+    """■ during a 10,000-character call with a bidi control and line breaks: the one
+    line says what was stopped, short, with the hidden character written out."""
+    why = "evil\u202etxt\n" + "y" * 10_000 + "\nlast"
+    scripted(ip, [[tool_use("boom", {"why": why})], "ok"])
+    ip.user_ns["_agent"] = magic.AgentSession(tools=[boom])
+    with pytest.raises(KeyboardInterrupt) as info:
+        cell(ip, "--client client", "Go")
+    [line] = info.value._render_traceback_()
+    assert line.startswith("■ agentlab stopped while running boom(")
+    assert "\n" not in line and len(line) < 400, line[:500]
+    assert "\u202e" not in line and "evil\\u202etxt" in line  # written out, as in the views
+    assert "The history is still valid (3 messages)" in line
+
+
 def test_ctrl_c_while_waiting_for_the_model_takes_the_task_back(ip):
     scripted(ip, ["ok", KeyboardInterrupt()])
     cell(ip, "--client client", "First")
@@ -441,6 +456,19 @@ def test_the_summary_counts_an_interrupted_call_and_says_how_the_loop_ended(ip, 
     with capture_output() as captured:
         cell(ip, "--client client --max-turns 2", "Loop forever")
     assert captured.outputs[-1].data["text/plain"].endswith("2 tool calls · ended: turn limit")
+
+
+def test_the_live_text_transcript_drops_escape_sequences_and_bidi_controls(ip, monkeypatch):
+    """Without widgets the live transcript is text/plain, which JupyterLab draws with
+    ANSI colours and the Unicode bidi algorithm: model text must not steer either."""
+    monkeypatch.setattr(magic, "frontend", lambda shell: "live")
+    evil = "\x1b[8mhidden\x1b[0m \u202eexe.txt"
+    scripted(ip, [[text("Look: " + evil), tool_use("bash", {"command": "echo '\u202eabc'"})], evil])
+    with capture_output() as captured:
+        cell(ip, "--client client --new", "Go")
+    shown = [o.data["text/plain"] for o in captured.outputs if "text/plain" in o.data]
+    assert any("hidden" in s for s in shown[:-1])  # the live transcript, before the summary
+    assert not any("\x1b" in s or "\u202e" in s for s in shown), shown
 
 
 # --- asking before a tool runs ------------------------------------------------------

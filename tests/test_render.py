@@ -668,3 +668,22 @@ def test_characters_that_reorder_or_hide_text_are_written_out(where: str) -> Non
         assert ch not in page
     assert "\\u202e" in page and "\\u200b" in page
     assert "👨\u200d👩" in transcript_html([{"role": "user", "content": "👨\u200d👩 family"}])
+
+
+def test_a_long_bash_command_is_folded_like_long_output() -> None:
+    """A 10,000-character command (or a 200-line heredoc) was drawn whole in every
+    card and in the approval panel, pushing Approve/Deny thousands of px down."""
+    from agentlab.render import FOLD_CHARS, block_html
+
+    heredoc = "cat > notes.txt <<'EOF'\n" + "\n".join(f"line {i}" for i in range(200)) + "\nEOF"
+    for command in ("echo " + "x" * 10_000, heredoc):
+        block = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": command}}
+        html = block_html(block)
+        head = html.split('<details class="al-more">')[0]
+        assert '<details class="al-more"><summary>show ' in html
+        assert len(head) < FOLD_CHARS + 600
+        assert '<span class="al-prompt">$ </span>' in head
+    short = block_html(
+        {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {"command": "ls -la"}}
+    )
+    assert "al-more" not in short and '<span class="al-prompt">$ </span>ls -la</pre>' in short

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -936,3 +937,23 @@ def test_a_call_with_hidden_characters_is_shown_written_out(tmp_path: Path, edit
     run = loop.audit[-1]
     assert run["verdict"] == ("edited" if edited else "approved")
     assert run["input"]["command"] == ("echo safe > a.txt ; echo x > b.txt" if edited else command)
+
+
+HEREDOC = "cat > notes.txt <<'EOF'\n" + "\n".join(f"line {i}" for i in range(200)) + "\nEOF"
+
+
+@pytest.mark.parametrize("command", ["echo " + "y" * 10_000, HEREDOC], ids=["long", "heredoc"])
+def test_the_running_status_line_shows_a_long_command_on_one_short_line(
+    tmp_path: Path, command: str
+) -> None:
+    """A 10,000-character command, or a 200-line heredoc, was written whole into the
+    one-line status ("Running execute: …") while it ran."""
+    client = ScriptedClient([[tool_use("bash", {"command": command})], "Done."])
+    loop = al.AgentLoop(client, "Go.", tools=[bash_tool(cwd=str(tmp_path))])
+    view = LoopView(loop)
+    seen: list[str] = []
+    loop.subscribe(lambda e: seen.append(view.status.value) if e.kind == "tool_start" else None)
+    view.run_to_end()
+    assert len(seen) == 1 and "Running execute: " in seen[0]
+    assert len(seen[0]) < 300 and "\n" not in seen[0], seen[0][:400]
+    assert " ".join(command[:40].split()) in unescape(seen[0])

@@ -4,7 +4,7 @@
 
 A key pressed while the focus is inside the view (on one of its buttons, say)
 clicks the view's button that carries the class it names, so a shortcut does
-exactly what a click does. Keys typed into a text box, keys with Ctrl, Alt or
+exactly what a click does. Keys typed into a text box (not a checkbox), keys with Ctrl, Alt or
 Cmd, and every key pressed outside the view go on to JupyterLab as before, so
 the notebook's own shortcuts are untouched.
 
@@ -25,6 +25,8 @@ __all__ = ["available", "shortcuts"]
 # that is disabled while a stage runs loses the focus to the page's body: the
 # focus still counts as in the view until it lands somewhere else.
 ESM = """
+const TICKS = ["checkbox", "radio", "button"];  // inputs that take no text: the keys still work
+
 export default {
   render({ model, el }) {
     let inView = false;
@@ -39,7 +41,8 @@ export default {
       const target = event.target;
       if (!v || !(target instanceof Element)) return;
       if (!v.contains(target) && !(inView && target === document.body)) return;
-      if (target.closest("input, textarea, select, [contenteditable]")) return;  // typing
+      const field = target.closest("input, textarea, select, [contenteditable]");
+      if (field && !(field instanceof HTMLInputElement && TICKS.includes(field.type))) return;  // typing
       const name = model.get("bindings")[event.key.toLowerCase()];
       const button = name && v.querySelector("button." + name);
       if (!button) return;

@@ -81,6 +81,7 @@ from agentlab.render import (
     ended_text,
     error_html,
     escape,
+    oneline,
     pairing_table_html,
     role_of,
     runs_of,
@@ -703,7 +704,7 @@ class LoopView(W.VBox):
         elif kind == "tool_start":
             use = data.get("tool_use")
             call = {"name": _get(use, "name"), "input": data.get("input")}
-            self._activity = f"{t('stage.execute')}: {describe_call(call)}"
+            self._activity = f"{t('stage.execute')}: {oneline(describe_call(call), 120)}"
             self._show_elapsed(0.0)
         elif kind == "results":
             self._show_results(data.get("results") or [])

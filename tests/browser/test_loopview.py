@@ -210,3 +210,43 @@ def test_stop_and_the_kernel_interrupt_cut_a_running_tool_short(lab: Any, page: 
     page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:interrupt')")  # ■
     expect(view.locator(".al-card-results")).to_contain_text(interrupted, timeout=10_000)
     expect(view.get_by_role("button", name="Reset")).to_be_enabled()
+
+
+TWO_VIEWS = """\
+import tempfile
+import ipywidgets as W
+import agentlab as al
+from agentlab.offline import ScriptedClient, text, tool_use
+
+workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
+def make(word):
+    client = ScriptedClient([[text(word), tool_use("bash", {"command": "echo " + word})], "Done."])
+    return al.LoopView(al.AgentLoop(client, "Say " + word, tools=[al.bash_tool(cwd=workdir)]))
+W.VBox([make("first"), make("second")])
+"""
+
+
+def test_keys_drive_only_the_focused_view_also_after_its_checkbox_was_clicked(
+    lab: Any, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    lab.write_notebook("loopview_two.ipynb", [TWO_VIEWS])
+    panel = lab.open_notebook(page, "loopview_two.ipynb")
+    lab.run_all(page)
+    first, second = panel.locator(".al-loop").nth(0), panel.locator(".al-loop").nth(1)
+    expect(second).to_be_visible()
+
+    # Clicking the view's "Ask me before each tool runs" box puts the focus on a
+    # checkbox: not a text box, so the keys still step this view, and only it.
+    second.get_by_role("checkbox").click()
+    expect(second.get_by_role("checkbox")).to_be_focused()
+    page.keyboard.press("n")
+    expect(lit(second, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
+    expect(lit(first, "request")).to_have_count(1)
+    expect(first.locator(".al-card")).to_have_count(1)
+
+    first.get_by_role("button", name="Next stage").focus()
+    page.keyboard.press("n")
+    expect(lit(first, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
+    expect(lit(second, "decide")).to_have_count(1)

@@ -197,6 +197,10 @@ def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
         assert history["width"] >= min(250, cell["width"] - 40), where
         overflow = view.evaluate("(v) => v.scrollWidth - v.clientWidth")
         assert overflow <= 1, f"{where}: the view is {overflow}px wider than its cell"
+        # the pairs table scrolls in its own box, never wider than the view's column
+        table = box(view.locator(".al-tablebox"))
+        right = box(view.locator(".al-columns"))
+        assert table["x"] + table["width"] <= right["x"] + right["width"] + 1, where
     page.set_viewport_size({"width": 900, "height": 1700})  # the picture for the docs
     sidebar(page, True)
     view.evaluate("(v) => v.scrollIntoView()")
@@ -412,3 +416,22 @@ def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
     expect(calls.locator(".al-pair-2")).to_have_css("box-shadow", lit_up)
     expect(calls.locator(".al-pair-4")).not_to_have_css("box-shadow", lit_up)
     expect(calls.locator(".al-pair-1")).not_to_have_css("box-shadow", lit_up)
+
+
+def test_a_10000_character_command_leaves_approve_and_deny_near_the_top(
+    lab: Any, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    cell = WAITING.replace('"ls -la"', '"echo " + "y" * 10_000')
+    page.set_viewport_size({"width": 700, "height": 900})
+    panel = open_cells(lab, page, "long_command.ipynb", [PRELUDE, cell])
+    sidebar(page, True)
+    approval = panel.locator(".al-loop .al-approval")
+    approve = approval.get_by_role("button", name="Approve")
+    expect(approve).to_be_visible()
+    below = box(approve)["y"] - box(approval)["y"]
+    assert below < 500, f"Approve is {below:.0f}px below the top of the approval panel"
+    code = approval.locator(".al-code").first  # the whole command is still there, scrolled
+    assert code.evaluate("(e) => e.scrollHeight > e.clientHeight")
+    expect(approval.locator("summary", has_text="show")).to_be_visible()
