@@ -168,12 +168,14 @@ def decide(response: Message) -> Decision:
     """Pure: the same reply always gives the same Decision, and nothing runs here."""
     reason: Any
     content: Any
-    if isinstance(response, dict) and "stop_reason" in response:  # a reply as a dict
+    if isinstance(response, dict):  # a reply as a dict
+        if "stop_reason" not in response:
+            wrong_reply(response)  # a message, not a reply: fail now, saying the fix
         reason, content = response["stop_reason"], response.get("content")
-    elif hasattr(response, "stop_reason") and not isinstance(response, dict):
+    elif hasattr(response, "stop_reason"):
         reason, content = response.stop_reason, response.content
     else:
-        wrong_reply(response)  # the history, a message...: fail now, saying the fix
+        wrong_reply(response)  # the history, a string...: fail now, saying the fix
     uses = tuple([b for b in content or () if _type(b) == "tool_use"])
     if reason == "tool_use" and uses:
         return Decision("execute", reason, uses)
@@ -366,6 +368,8 @@ def execute(
 
 
 def _as_message(item: Any) -> dict[str, Any] | None:
+    if type(item) is list:  # tool results (the commonest, so asked first)
+        return {"role": "user", "content": as_dict(item)}
     if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
         content = [_dump(b) for b in item.content]
         return {"role": "assistant", "content": content} if content else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,17 +19,31 @@ ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
 
 @dataclass
 class LoopResult:
-    """How a run of the loop ended."""
+    """How a run of the loop ended.
+
+    ``turn_usage`` (the tokens of each request) and ``usage`` (their totals) are
+    worked out from ``replies_usage`` (each reply's ``usage`` as the API sent it)
+    the first time someone reads them.
+    """
 
     messages: list[Any]
     text: str
     stop_reason: str | None  # the API's stop_reason of the last reply (None if no reply)
     turns: int
-    usage: dict[str, int]
-    turn_usage: list[dict[str, int]] = field(default_factory=list)
+    replies_usage: list[Any] = field(default_factory=list, repr=False)
     explanation: str = ""
     start: int = 0  # where this run began in ``messages`` (a follow-up starts later)
     ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
+
+    @functools.cached_property
+    def turn_usage(self) -> list[dict[str, int]]:
+        """The tokens of each model request, in order."""
+        return [counts(u) for u in self.replies_usage]
+
+    @functools.cached_property
+    def usage(self) -> dict[str, int]:
+        """The tokens of the whole run (``{}`` before any reply)."""
+        return total(self.turn_usage)
 
     @property
     def new_messages(self) -> list[Any]:
@@ -55,6 +70,26 @@ class LoopResult:
         from agentlab.render import result_html  # pure HTML, no ipywidgets; imported late
 
         return result_html(self)
+
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def counts(u: Any) -> dict[str, int]:
+    """One reply's ``usage`` (an SDK object, a dict or None) as a dict of counts."""
+    if isinstance(u, dict):
+        return {k: u.get(k) or 0 for k in USAGE_KEYS}
+    return {k: getattr(u, k, None) or 0 for k in USAGE_KEYS}
+
+
+def total(rows: Sequence[dict[str, int]]) -> dict[str, int]:
+    """The sum of some usage dicts, key by key (``{}`` for none)."""
+    return {k: sum([u[k] for u in rows]) for k in USAGE_KEYS} if rows else {}
 
 
 def final_text(messages: Sequence[Any]) -> str:

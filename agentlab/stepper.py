@@ -34,7 +34,7 @@ from agentlab.loop import (
     not_run,
     request,
 )
-from agentlab.results import ENDINGS, LoopResult, final_text
+from agentlab.results import ENDINGS, LoopResult, counts, final_text, total
 from agentlab.tools.base import tool_params, tool_table
 
 if TYPE_CHECKING:
@@ -43,19 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["ENDINGS", "AgentLoop", "Stage", "agent_loop"]
 
 Stage = Literal["request", "decide", "execute", "append", "done"]
-_USAGE = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
-
-
-def _usage(u: Any) -> dict[str, int]:
-    """One reply's ``usage`` (an SDK object, a dict or None) as a dict of counts."""
-    if isinstance(u, dict):
-        return {k: u.get(k) or 0 for k in _USAGE}
-    return {k: getattr(u, k, None) or 0 for k in _USAGE}
 
 
 def _pending(messages: list[Any], since: int) -> list[dict[str, Any]]:
@@ -169,7 +156,7 @@ class AgentLoop:
     def turn_usage(self) -> list[dict[str, int]]:
         """The tokens of each model request, in order (read from the replies when asked)."""
         while len(self._turn_usage) < len(self._usages):
-            self._turn_usage.append(_usage(self._usages[len(self._turn_usage)]))
+            self._turn_usage.append(counts(self._usages[len(self._turn_usage)]))
         return self._turn_usage
 
     @property
@@ -179,8 +166,7 @@ class AgentLoop:
 
     @property
     def usage(self) -> dict[str, int]:
-        rows = self.turn_usage
-        return {k: sum([u[k] for u in rows]) for k in _USAGE} if rows else {}
+        return total(self.turn_usage)
 
     def _finish(self, ended: str, explanation: str) -> None:
         """End the loop: ``ended`` is one of ENDINGS; ``stop_reason`` keeps the API's value."""
@@ -390,8 +376,7 @@ class AgentLoop:
             stop_reason=self.stop_reason,
             ended=self.ended,
             turns=self.turns,
-            usage=self.usage,
-            turn_usage=list(self.turn_usage),
+            replies_usage=list(self._usages),
             explanation=self.explanation,
         )
 
