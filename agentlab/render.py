@@ -196,7 +196,9 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-title{font-size:16px;font-weight:700}
 .al-loop{border:1px solid var(--al-border);border-radius:12px;padding:12px 16px 14px 16px;
  background:var(--al-bg);max-width:100%;box-sizing:border-box}
-.al-pinner{cursor:pointer;user-select:none}
+.al-pinner{cursor:pointer;user-select:none;position:relative}
+.al-pin{position:absolute;opacity:0;width:1px;height:1px;margin:0;pointer-events:none}
+.al-pinner:has(.al-pin:focus-visible){outline:2px solid var(--al-fg);outline-offset:2px}
 .al-pinner:has(.al-pin:checked){box-shadow:0 0 0 2px var(--al-bg),0 0 0 3.5px var(--al-fg)}
 .al-about{font-size:12px;color:var(--al-muted);margin:2px 4px 8px 4px}
 .al-keys{font-size:11px;color:var(--al-muted);margin:4px 2px}
@@ -524,7 +526,7 @@ def _badge(pair: Pair | None, pin: bool = True) -> str:
     tip = escape(t("view.pair.select"))
     return (
         f'<label class="al-badge al-pinner" {style} title="{tip}">'
-        f'<input type="checkbox" class="al-pin" hidden>{escape(pair.label)}</label>'
+        f'<input type="checkbox" class="al-pin">{escape(pair.label)}</label>'
     )
 
 

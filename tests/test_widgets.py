@@ -84,7 +84,7 @@ def test_a_pair_shares_badge_colour_and_highlight_class() -> None:
     for card in (use_card, result_card):
         assert 'class="al-block al-pair al-pair-1 al-s1"' in card  # the first call of its message
         assert 'class="al-badge al-pinner" style="--al-pair:#d97706"' in card  # click to pin
-        assert '<input type="checkbox" class="al-pin" hidden>⇄ 1</label>' in card
+        assert '<input type="checkbox" class="al-pin">⇄ 1</label>' in card  # Tab reaches it
     # hovering or pinning either half lights up both: rules in the one shared stylesheet,
     # scoped to an assistant card and the results card right after it; none in the cards
     for rule in (

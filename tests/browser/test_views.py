@@ -407,6 +407,12 @@ def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
     result_b.locator(".al-badge").click()  # pinned: lit after the pointer leaves
     view.locator(".al-summary").hover()
     expect(calls.locator(f".al-pair-{b}")).to_have_css("box-shadow", lit_up)
+    # and by keyboard: the pin is a real checkbox, reached with Tab, toggled with Space
+    pin_a = view.locator(f".al-card-results .al-pair-{a} .al-pin")
+    assert pin_a.evaluate("(e) => e.tabIndex") == 0
+    pin_a.focus()
+    page.keyboard.press("Space")
+    expect(calls.locator(f".al-pair-{a}")).to_have_css("box-shadow", lit_up)
 
     # on one page: the results of turn 1 light their calls, not those of turn 2 beside them
     view.locator(".al-card").nth(0).evaluate(
