@@ -21,6 +21,7 @@ from agentlab import i18n, thinking
 from agentlab.demo import classify, demo_reply, plan
 from agentlab.demo.words import Task
 from agentlab.offline import DemoClient, tool_use
+from tests.seed_loop import seed_loop
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
 BASH = [al.bash.definition]
@@ -124,31 +125,6 @@ def test_a_model_missing_from_the_table_is_treated_like_the_default_model():
     assert types({"content": reply("some-local-model", TASK)}) == ["thinking", "tool_use"]
 
 
-SEED = """
-def agent_loop(messages):
-    while True:
-        response = client.messages.create(
-            model=MODEL, system=SYSTEM, messages=messages,
-            tools=TOOLS, max_tokens=8000,
-        )
-        messages.append({"role": "assistant", "content": response.content})
-
-        if response.stop_reason != "tool_use":
-            return
-
-        results = []
-        for block in response.content:
-            if block.type == "tool_use":
-                output = run_bash(block.input["command"])
-                results.append({
-                    "type": "tool_result",
-                    "tool_use_id": block.id,
-                    "content": output,
-                })
-        messages.append({"role": "user", "content": results})
-"""
-
-
 @pytest.mark.parametrize(("model", "thinks"), [(SONNET, True), (HAIKU, False)])
 def test_the_seeds_loop_runs_unchanged_on_both_shapes(model, thinks, workspace):
     """The lesson's loop, pasted as is: it keeps response.content whole, so thinking
@@ -163,16 +139,8 @@ def test_the_seeds_loop_runs_unchanged_on_both_shapes(model, thinks, workspace):
         return create(**params)
 
     client.messages.create = checked
-    scope = {
-        "client": client,
-        "MODEL": model,
-        "SYSTEM": al.DEFAULT_SYSTEM,
-        "TOOLS": BASH,
-        "run_bash": lambda command: al.run_bash(command).output,
-    }
-    exec(SEED, scope)
     messages = [{"role": "user", "content": "How many .py files are here?"}]
-    scope["agent_loop"](messages)
+    seed_loop(client, model, BASH)(messages)
     assert len(sent) == 2 and al.validate(messages) == []
     kinds = [b.type for m in messages if m["role"] == "assistant" for b in m["content"]]
     assert ("thinking" in kinds) == thinks

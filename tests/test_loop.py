@@ -4,6 +4,7 @@ import pytest
 
 import agentlab as al
 from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from tests.seed_loop import seed_loop
 
 STOP_REASONS = [
     "end_turn",
@@ -312,36 +313,10 @@ def test_ask_continues_the_conversation():
 
 
 def test_the_lessons_loop_runs_unchanged_against_the_demo_model(tmp_path, monkeypatch):
-    """The seed's code, pasted as is, with client = agentlab.connect()."""
+    """The seed's code, unchanged (tests/seed_loop.py), with client = agentlab.connect()."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("print(1)\n")
-    client = al.connect()
-    MODEL, SYSTEM, TOOLS = al.DEFAULT_MODEL, al.DEFAULT_SYSTEM, [al.bash.definition]
-
-    def run_bash(command):
-        return al.run_bash(command).output
-
-    def agent_loop(messages):
-        while True:
-            response = client.messages.create(
-                model=MODEL, system=SYSTEM, messages=messages,
-                tools=TOOLS, max_tokens=8000,
-            )  # fmt: skip
-            messages.append({"role": "assistant", "content": response.content})
-
-            if response.stop_reason != "tool_use":
-                return
-
-            results = []
-            for block in response.content:
-                if block.type == "tool_use":
-                    output = run_bash(block.input["command"])
-                    results.append({
-                        "type": "tool_result",
-                        "tool_use_id": block.id,
-                        "content": output,
-                    })  # fmt: skip
-            messages.append({"role": "user", "content": results})
+    agent_loop = seed_loop(al.connect())
 
     messages = [{"role": "user", "content": "How many .py files are here?"}]
     agent_loop(messages)

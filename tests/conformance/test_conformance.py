@@ -9,9 +9,9 @@ import pytest
 from anthropic import beta_tool
 from conformance_cases import CASES, SONNET, STRICT, Case
 
-import agentlab as al
 from agentlab.offline import text, tool_use
 from agentlab.testing import FakeMessagesServer
+from tests.seed_loop import seed_loop
 
 SERVER = FakeMessagesServer(
     lambda body: (
@@ -151,34 +151,7 @@ def test_the_seeds_loop_runs_unchanged_through_the_sdk(tmp_path, monkeypatch):
     with FakeMessagesServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "anything")
-        client = anthropic.Anthropic()
-        MODEL, SYSTEM, TOOLS = al.DEFAULT_MODEL, al.DEFAULT_SYSTEM, [al.bash.definition]
-
-        def run_bash(command):
-            return al.run_bash(command).output
-
-        def agent_loop(messages):
-            while True:
-                response = client.messages.create(
-                    model=MODEL, system=SYSTEM, messages=messages,
-                    tools=TOOLS, max_tokens=8000,
-                )  # fmt: skip
-                messages.append({"role": "assistant", "content": response.content})
-
-                if response.stop_reason != "tool_use":
-                    return
-
-                results = []
-                for block in response.content:
-                    if block.type == "tool_use":
-                        output = run_bash(block.input["command"])
-                        results.append({
-                            "type": "tool_result",
-                            "tool_use_id": block.id,
-                            "content": output,
-                        })  # fmt: skip
-                messages.append({"role": "user", "content": results})
-
+        agent_loop = seed_loop(anthropic.Anthropic())
         history = [{"role": "user", "content": "How many .py files are here?"}]
         agent_loop(history)
     assert [r.status for r in server.requests] == [200] * len(server.requests)
