@@ -31,7 +31,8 @@ property tests run thousands of such requests. The direct path keeps the SDK's c
 keywords are read from the SDK at run time, and anything else (a typo, a
 missing ``max_tokens``, ``temperature=``) is handed to the SDK, which raises
 its own ``TypeError``. What a reply function sees differs only in form: the
-direct path passes the request as given, the SDK path as JSON dicts.
+direct path passes the request as given (its message list copied, as it was when
+sent), the SDK path as JSON dicts.
 
 Scripted exceptions reach the caller as they are, on every path, and nothing
 is retried: the script, not a retry policy, decides what happens.

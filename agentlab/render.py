@@ -369,12 +369,9 @@ def section(title: str) -> str:
     return f'<div class="al-section">{escape(title)}</div>'
 
 
-def _oneline(value: Any, limit: int = 90) -> str:
+def oneline(value: Any, limit: int = 90) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-oneline = _oneline  # for the views' one-line status texts
 
 
 # --------------------------------------------------------------------------
@@ -415,7 +412,7 @@ def _role_label(message: Any) -> str:
         return t("role.tool_results")
     if role == "other":
         raw = message.get("role") if isinstance(message, Mapping) else None
-        return t("view.role.other", role=_oneline(raw, 40))
+        return t("view.role.other", role=oneline(raw, 40))
     return t(f"role.{role}")
 
 
@@ -484,7 +481,7 @@ def _other(block: Any) -> str:
     kind = block.get("type", "?") if isinstance(block, Mapping) else "?"
     body = json.dumps(block, ensure_ascii=False, indent=2, default=str)
     return (
-        f'<details class="al-more"><summary>{escape(t("view.block.other", kind=_oneline(kind, 40)))}'
+        f'<details class="al-more"><summary>{escape(t("view.block.other", kind=oneline(kind, 40)))}'
         f'</summary><pre class="al-code">{escape(body)}</pre></details>'
     )
 
@@ -702,7 +699,7 @@ def preview(message: Any) -> str:
             parts.append(f"{b.get('name')}: {command if command is not None else b.get('input')}")
         elif kind == "tool_result":
             parts.append(result_text(b.get("content")))
-    return _oneline(" · ".join(p for p in parts if p.strip()))
+    return oneline(" · ".join(p for p in parts if p.strip()))
 
 
 def card_html(messages: Sequence[Any], i: int, marks: Marks, *, open: bool = True) -> str:
@@ -778,7 +775,7 @@ def transcript_html(
 def _summary(value: Any, limit: int = 70) -> str:
     command = _command(value)
     text = command if command is not None else json.dumps(value, ensure_ascii=False, default=str)
-    return _oneline(text, limit)
+    return oneline(text, limit)
 
 
 def _status(p: Pairing, n_messages: int, run: Mapping[str, Any] | None) -> tuple[str, str]:
@@ -1066,6 +1063,6 @@ def result_markdown(result: Any) -> str:
             elif kind in ("thinking", "redacted_thinking"):
                 lines += [f"*{_md_text(kind)}*", ""]
             else:
-                lines += [f"*{_md_text(t('view.block.other', kind=_oneline(kind, 40)))}*", ""]
+                lines += [f"*{_md_text(t('view.block.other', kind=oneline(kind, 40)))}*", ""]
     lines += ["</details>", ""]
     return "\n".join(lines)
