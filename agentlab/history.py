@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.schema import _common  # the shape of the turns a loop writes
+from agentlab.schema import _MESSAGE_KEYS, _block_kind  # the shapes of the turns a loop writes
 
 __all__ = [
     "HistoryError",
@@ -411,9 +411,10 @@ def check_next(messages: Sequence[Any], message: Any, *, pending_ok: bool = True
     Looks only at the new message and the one before it, so it costs the same
     for a history of 3 messages or of 3,000.
     """
-    return check_at(
-        len(messages), messages[-1] if messages else None, message, pending_ok=pending_ok
-    )
+    prev = messages[-1] if messages else None
+    if _fine(prev, message, pending_ok):  # the turns a loop writes: one pass, no list built
+        return []
+    return check_at(len(messages), prev, message, pending_ok=pending_ok)
 
 
 def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> list[Problem]:
@@ -439,11 +440,14 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
     sees every turn; anything unusual answers False and gets the full check
     (tests/test_history.py compares the two on generated histories).
     """
-    if not _common(message):
+    if type(message) is not dict or not message.keys() <= _MESSAGE_KEYS:
+        return False
+    role, content = message.get("role"), message.get("content")
+    if role != "user" and role != "assistant":
         return False
     wanted: list[str] = []  # the tool calls of prev: message must answer them
     if prev is None:
-        if message["role"] != "user":
+        if role != "user":
             return False
     elif type(prev) is not dict:
         return False
@@ -458,15 +462,14 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
                 if type(b.get("id")) is not str or b["id"] in wanted:
                     return False
                 wanted.append(b["id"])
-    content = message["content"]
     if type(content) is str:
         return not wanted and content.strip() != ""
-    if not content:
+    if type(content) is not list or not content:
         return False
-    if message["role"] == "assistant":
+    if role == "assistant":
         seen: set[str] = set()
         for b in content:
-            kind = b["type"]
+            kind = _block_kind(b)  # None: not a well-formed block of these kinds
             if kind == "tool_use":
                 if b["id"] in seen:
                     return False
@@ -479,7 +482,7 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
         return not wanted and (pending_ok or not seen)
     answered: list[str] = []  # a user turn: the results first, then text
     for b in content:
-        kind = b["type"]
+        kind = _block_kind(b)
         if kind == "tool_result":
             if len(answered) < len(wanted) and b["tool_use_id"] == wanted[len(answered)]:
                 answered.append(b["tool_use_id"])

@@ -240,7 +240,13 @@ def _run_one(
     on_event: Callable[[Event], None] | None,
     audit: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
-    uid, name, tool_input = _get(use, "id"), _get(use, "name"), _get(use, "input")
+    uid: Any
+    name: Any
+    if type(use) is dict:
+        uid, name, tool_input = use.get("id"), use.get("name"), use.get("input")
+    else:  # an SDK ToolUseBlock
+        uid, name = getattr(use, "id", None), getattr(use, "name", None)
+        tool_input = getattr(use, "input", None)
     tool = table.get(name)
     if tool is None:
         names = ", ".join(table) or "none"
@@ -269,7 +275,7 @@ def _run_one(
     out: Any = None
     try:
         out = tool.run(tool_input)
-        content, is_error = _content(out)
+        content, is_error = (out, False) if type(out) is str and out else _content(out)
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
     except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop the run

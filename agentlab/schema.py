@@ -150,29 +150,30 @@ def _common(message: Any) -> bool:
         return False
     if type(content) is str:
         return True
-    if type(content) is not list:
-        return False
-    for b in content:
-        if type(b) is not dict:
-            return False
-        kind, keys = b.get("type"), b.keys()
-        if kind == "text":
-            ok = keys == _TEXT_KEYS and type(b["text"]) is str
-        elif kind == "tool_use":
-            ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
-            ok = ok and type(b["id"]) is str and type(b["name"]) is str
-        elif kind == "tool_result":
-            ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
-            ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
-            ok = ok and type(b.get("is_error", False)) is bool
-        elif kind == "thinking":
-            ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
-            ok = ok and type(b["signature"]) is str
-        else:
-            return False
-        if not ok:
-            return False
-    return True
+    return type(content) is list and all([_block_kind(b) for b in content])
+
+
+def _block_kind(b: Any) -> str | None:
+    """The type of block ``b`` if it is one a loop writes every turn (text,
+    tool_use, tool_result, thinking) and well formed; None otherwise."""
+    if type(b) is not dict:
+        return None
+    kind, keys = b.get("type"), b.keys()
+    if kind == "text":
+        ok = keys == _TEXT_KEYS and type(b["text"]) is str
+    elif kind == "tool_use":
+        ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
+        ok = ok and type(b["id"]) is str and type(b["name"]) is str
+    elif kind == "tool_result":
+        ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
+        ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
+        ok = ok and type(b.get("is_error", False)) is bool
+    elif kind == "thinking":
+        ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
+        ok = ok and type(b["signature"]) is str
+    else:
+        return None
+    return kind if ok else None
 
 
 def check_message(message: Any, i: int) -> list[SchemaError]:

@@ -27,7 +27,6 @@ from agentlab.loop import (
     Decision,
     Interrupted,
     _error_result,
-    _get,
     append,
     decide,
     execute,
@@ -212,8 +211,12 @@ class AgentLoop:
         self.error = None
         self.turns += 1
         self.response = response
-        self.stop_reason = _get(response, "stop_reason")
-        self._usages.append(_get(response, "usage"))
+        if type(response) is dict:  # a reply written as a dict
+            self.stop_reason = response.get("stop_reason")
+            self._usages.append(response.get("usage"))
+        else:
+            self.stop_reason = response.stop_reason
+            self._usages.append(getattr(response, "usage", None))
         if self._listeners:
             self._emit("response", response=response, usage=self.turn_usage[-1])
         append(self.messages, response)  # the lesson saves the reply first, then decides

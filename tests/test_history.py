@@ -696,6 +696,31 @@ def test_the_one_pass_check_takes_the_turns_a_loop_writes():
     assert not history._fine(TASK, reply, False)  # its calls must be answered by the end
 
 
+def test_a_loop_over_the_sdks_messages_never_needs_the_full_check(monkeypatch):
+    """The replies come as SDK Messages (thinking, text, parallel calls) and are
+    stored as dicts: every turn the loop appends takes the one-pass check."""
+    from agentlab import history
+
+    def full_check(*args, **kwargs):
+        raise AssertionError("append took the full check")
+
+    monkeypatch.setattr(history, "check_at", full_check)
+    thought = {"type": "thinking", "thinking": "Count them.", "signature": "EqQB"}
+    replies = [
+        make_message([thought, text("Let me look."), tool_use("noop", {}), tool_use("noop", {})]),
+        make_message([tool_use("noop", {})]),
+        make_message([text("Two files.")]),
+    ]
+
+    @al.tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    result = al.agent_loop([TASK], ScriptedClient(replies, check=False), tools=[noop])
+    assert result.ended == "model" and len(result.messages) == 6
+
+
 # --- role "system" mid-conversation: only right after a user turn --------------------
 # ECOSYSTEM.md "The real API today" (Sonnet 5.5 migration guide, checked 2026-11-30):
 # accepted after a user turn. The refusals below are worded by agentlab (the API's
