@@ -87,15 +87,22 @@ def as_dict(obj: Any) -> Any:
     kind = type(obj)
     if kind is str or kind is int or kind is float or kind is bool or obj is None:
         return obj
-    if kind is dict:  # (a string value is kept as it is, without a call)
-        return {k: v if type(v) is str else as_dict(v) for k, v in obj.items()}
+    if kind is dict:
+        return _plain_dict(obj)
     if kind is list or kind is tuple:
-        return [as_dict(v) for v in obj]
+        return [_plain_dict(v) if type(v) is dict else as_dict(v) for v in obj]
     if isinstance(obj, Mapping):
         return {k: as_dict(v) for k, v in obj.items()}
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json", exclude_none=True)
     return obj
+
+
+def _plain_dict(obj: dict[Any, Any]) -> dict[Any, Any]:
+    for v in obj.values():
+        if type(v) is not str and type(v) is not bool:
+            return {k: as_dict(v) for k, v in obj.items()}
+    return dict(obj)  # strings and booleans only (a tool result, a text block): one copy
 
 
 def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:

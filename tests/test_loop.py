@@ -173,6 +173,29 @@ def test_append_message_results_and_text():
     assert al.validate(messages) == []
 
 
+def test_append_keeps_its_own_copy_of_what_it_is_given():
+    """The history changes only through append: changing the results (or a message
+    dict) after appending them leaves the history as it was."""
+    messages = task()
+    al.append(messages, make_message([tool_use("echo", {"words": "hi"}, "t1")]))
+    picture = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
+    }
+    results = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [picture], "is_error": False}
+    ]
+    al.append(messages, results)
+    kept = copy.deepcopy(messages)
+    results[0]["is_error"] = True
+    results[0]["content"][0]["source"]["data"] = "changed"
+    results.append({"type": "text", "text": "more"})
+    follow_up = {"role": "assistant", "content": [{"type": "text", "text": "A picture."}]}
+    al.append(messages, follow_up)
+    follow_up["content"][0]["text"] = "changed"
+    assert messages[:3] == kept and messages[3]["content"][0]["text"] == "A picture."
+
+
 def test_append_refuses_a_history_the_api_rejects_and_changes_nothing():
     messages = task()
     al.append(messages, make_message([tool_use("echo", {"words": "hi"}, "t1")]))
