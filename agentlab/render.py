@@ -535,7 +535,8 @@ def _thinking(block: Mapping[str, Any]) -> str:
 def _badge(pair: Pair | None, pin: bool = True) -> str:
     """The pair's badge. Inside a card it holds a hidden checkbox: clicking the
     badge pins the highlight of both halves of the pair (pure CSS, see
-    ``PAIR_STYLE``), hovering either half lights up both."""
+    ``PAIR_STYLE``; a live view's script keeps the pin when the card is drawn
+    again, see ``agentlab.widgets.pins``), hovering either half lights up both."""
     if pair is None:
         tip = escape(t("view.pair.unexpected"))
         return f'<span class="al-badge" style="--al-pair:#cf222e" title="{tip}">?</span>'
