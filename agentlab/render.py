@@ -52,6 +52,7 @@ __all__ = [
     "runs_of",
     "section",
     "short_id",
+    "slots_style",
     "tn",
     "tokens_svg",
     "totals_html",
@@ -67,7 +68,7 @@ FOLD_CHARS = 2000
 TEXT_LINES = 20  # model text longer than this (in lines) is folded too
 TEXT_CHARS = 4000
 OPEN_LAST = 3  # cards left open at the end of a history: the current turn
-SLOTS = 16  # tool calls per message whose pair lights up across cards (see PAIR_STYLE)
+SLOTS = 16  # tool calls per message whose pair the shared stylesheet lights (see PAIR_STYLE)
 
 # Hovering or pinning (clicking the badge of) one half of a tool pair lights up
 # both halves. A tool_use and its tool_result sit in neighbouring cards (an
@@ -75,28 +76,49 @@ SLOTS = 16  # tool calls per message whose pair lights up across cards (see PAIR
 # ``al-s<k>``: the tool_use is the k-th call of its message. So one fixed set
 # of rules, scoped to two neighbouring cards, serves every pair of every view:
 # a hover changes the style of those two cards only, not the whole page.
+# The shared stylesheet has rules for the first SLOTS calls of a message; a
+# history with more parallel calls than that brings the rules for the rest
+# (``slots_style``), so nobody else pays for them.
+# ``.al-lit`` is set by the views' script (``agentlab.widgets.pins``) on the two
+# cards of a pair whose row in the pairs table is hovered.
 _LIT = (
     "box-shadow:inset 0 0 0 2px var(--al-pair);"
     "background:color-mix(in srgb,var(--al-pair) 9%,var(--al-bg,#fff))"
 )
 _ON = (":hover", " .al-pin:checked")  # hovered, or pinned by its badge
+
+
+def _slot_rules(first: int, last: int) -> list[str]:
+    """The selectors that light the pairs of the ``first``-th to ``last``-th call of a message."""
+    return [
+        rule
+        for k in range(first, last + 1)
+        for on in _ON
+        for rule in (
+            f".al-card-assistant:has(.al-s{k}{on})+.al-card-results .al-s{k}",
+            f".al-card-assistant:has(+.al-card-results .al-s{k}{on}) .al-s{k}",
+        )
+    ]
+
+
 PAIR_STYLE = (
     ",".join(
-        [".al-pair:hover", ".al-pair:has(>.al-bhead .al-pin:checked)"]
-        + [
-            rule
-            for k in range(1, SLOTS + 1)
-            for on in _ON
-            for rule in (
-                f".al-card-assistant:has(.al-s{k}{on})+.al-card-results .al-s{k}",
-                f".al-card-assistant:has(+.al-card-results .al-s{k}{on}) .al-s{k}",
-            )
-        ]
+        [".al-pair:hover", ".al-pair:has(>.al-bhead .al-pin:checked)", ".al-pair.al-lit"]
+        + _slot_rules(1, SLOTS)
     )
     + "{"
     + _LIT
     + "}"
 )
+
+
+def slots_style(slots: int) -> str:
+    """A ``<style>`` for the calls past the SLOTS-th of a message, when a history
+    has a message with ``slots`` calls; empty when the shared stylesheet covers them."""
+    if slots <= SLOTS:
+        return ""
+    return f"<style>{','.join(_slot_rules(SLOTS + 1, slots))}{{{_LIT}}}</style>"
+
 
 STYLE = """<style>
 .al-root{--al-fg:var(--jp-content-font-color1,#1f2328);--al-muted:color-mix(in srgb,var(--jp-content-font-color2,#57606a) 80%,var(--al-fg));
@@ -513,7 +535,8 @@ def _thinking(block: Mapping[str, Any]) -> str:
 def _badge(pair: Pair | None, pin: bool = True) -> str:
     """The pair's badge. Inside a card it holds a hidden checkbox: clicking the
     badge pins the highlight of both halves of the pair (pure CSS, see
-    ``PAIR_STYLE``), hovering either half lights up both."""
+    ``PAIR_STYLE``; a live view's script keeps the pin when the card is drawn
+    again, see ``agentlab.widgets.pins``), hovering either half lights up both."""
     if pair is None:
         tip = escape(t("view.pair.unexpected"))
         return f'<span class="al-badge" style="--al-pair:#cf222e" title="{tip}">?</span>'
@@ -570,11 +593,13 @@ def block_html(
     color = pair.color if pair is not None else "#cf222e"
     is_error = kind == "tool_result" and bool(block.get("is_error"))
     classes = "al-block" + (" al-error-block" if is_error else "")
+    ident = block.get("id") if kind == "tool_use" else block.get("tool_use_id")
+    data = ""
     if pair is not None:
         classes += f" al-pair al-pair-{pair.number}"
-        if 0 < pair.slot <= SLOTS:
+        if pair.slot > 0:
             classes += f" al-s{pair.slot}"
-    ident = block.get("id") if kind == "tool_use" else block.get("tool_use_id")
+        data = f' data-id="{escape(pair.id)}"'  # the views' script keeps pins by tool_use id
     head = [
         _badge(pair, pin=badge) if badge is not None else "",
         f'<span class="al-kind">{kind}</span>',
@@ -591,7 +616,7 @@ def block_html(
     else:
         body = _result_body(block.get("content"))
     return (
-        f'<div class="{classes}" style="border-left-color:{color};--al-pair:{color}">'
+        f'<div class="{classes}"{data} style="border-left-color:{color};--al-pair:{color}">'
         f'<div class="al-bhead">{"".join(head)}</div>{body}</div>'
     )
 
@@ -631,6 +656,7 @@ class Marks:
         self.notes: dict[str, str] = {}  # tool_use id -> "answered in messages[3]: ok"
         self.problems: dict[int, list[Problem]] = {}  # message index -> rules it breaks
         self.runs: dict[str, Mapping[str, Any]] = dict(runs or {})
+        self.slots = 0  # the most tool calls in one message (see ``slots_style``)
 
     def pair_for(self, tool_id: Any, slot: int = 0) -> Pair:
         key = str(tool_id)
@@ -647,6 +673,7 @@ class Marks:
         for slot, b in enumerate(uses, 1):
             self.pair_for(b.get("id"), slot)
             self.notes[str(b.get("id"))] = t("view.pair.waiting")
+        self.slots = max(self.slots, len(uses))
         found = check_at(i, prev, message, pending_ok=True)
         earlier = [p for p in found if p.index is not None and p.index < i]
         self.problems.setdefault(i, []).extend(p for p in found if p not in earlier)
@@ -760,7 +787,7 @@ def transcript_html(
     cards = "".join(card_html(messages, i, marks, open=is_open(i, n)) for i in range(n))
     n_problems = sum(len(v) for v in marks.problems.values())
     table = pairing_table_html(messages, durations, runs) if with_pairs and marks.pairs else ""
-    style = STYLE if with_style else ""
+    style = (STYLE if with_style else "") + slots_style(marks.slots)
     return (
         f'{style}<div class="al-root">{summary_html(n, len(marks.pairs), n_problems)}'
         f"{cards}{table}</div>"

@@ -13,7 +13,9 @@ side in one notebook; then one append to each; then frame times while the
 2,000-message view scrolls (smooth means few frames over 50 ms), once at full
 speed and once with the CPU slowed 4x (Chrome's own throttling, as on a slow
 school laptop or a busy machine); then the time Chrome spends restyling the
-page for each hover over a tool pair (its ``Performance.getMetrics`` count).
+page for each hover over a tool pair (its ``Performance.getMetrics`` count),
+and for each hover over a row of a LoopView's pairs table, which lights the
+pair's two cards among the 2,000 (``agentlab.widgets.pins``).
 
 Each is printed next to "before": the same cards in the markup of the previous
 version (a ``<style>`` with two ``:has()`` rules per tool pair, pages of 50,
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # measure this che
 
 import agentlab as al  # noqa: E402
 from agentlab.loop import Event  # noqa: E402
-from agentlab.render import PAIR_STYLE, PALETTE, STYLE  # noqa: E402
+from agentlab.render import PAIR_STYLE, STYLE  # noqa: E402
 from agentlab.widgets import HistoryView  # noqa: E402
 
 APPENDS = 200  # messages appended per measurement
@@ -125,10 +127,7 @@ def before_view(view: HistoryView) -> Any:
 
     def old(card: str) -> str:
         for n in range(1, view.pair_count + 1):
-            color = PALETTE[(n - 1) % len(PALETTE)]
-            use = (
-                f'<div class="al-block al-pair al-pair-{n} al-s1" style="border-left-color:{color}'
-            )
+            use = f'<div class="al-block al-pair al-pair-{n} al-s1"'
             if use in card and '<span class="al-kind">tool_use</span>' in card:
                 card = card.replace(use, OLD_PAIR.format(n=n) + use, 1)
         return f'<div class="al-cardbox">{card}</div>'
@@ -147,7 +146,8 @@ import sys
 sys.path[:0] = [{root!r}, {here!r}]  # this checkout's agentlab, and this script
 from widgets import history, tool_turn, before_view
 import agentlab as al
-from agentlab.widgets import HistoryView
+from agentlab.offline import ScriptedClient
+from agentlab.widgets import HistoryView, LoopView
 small, large = history(20), history(2000)
 """
 
@@ -201,6 +201,16 @@ PAIRS_JS = """async (watch) => {
         .map(r => [r.left + 40, r.top + r.height / 2]);
 }"""
 
+# Rows of the pairs table in the middle of a LoopView's 2,000 messages: their places.
+ROWS_JS = """async (watch) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    const rows = nb.widgets[watch].node.querySelectorAll('table.al-pairs tr.al-pair');
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    for (let k = 0; k < 3; k++) { rows[500].scrollIntoView(); await frame(); await frame(); }
+    return [...rows].map(e => e.getBoundingClientRect()).filter(r => r.top > 40 && r.bottom < 860)
+        .map(r => [r.left + 40, r.top + r.height / 2]);
+}"""
+
 # The same number of frames with nothing to do: what this machine gives anyway.
 IDLE_JS = """async () => {
     const frame = () => new Promise(r => requestAnimationFrame(r));
@@ -235,6 +245,7 @@ def browser() -> None:
         "v2000 = HistoryView(large); v2000",
         "small += tool_turn(999_999)[:1]; v20.refresh()",
         "large += tool_turn(999_999)[:1]; v2000.refresh()",
+        "lv2000 = LoopView(al.AgentLoop(ScriptedClient([]), large)); lv2000",
     ]
     before = [setup, "old2000 = before_view(HistoryView(large)); old2000"]
     with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
@@ -280,6 +291,17 @@ def browser() -> None:
                 cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
                 idle[slowdown] = page.evaluate(IDLE_JS)
             now, now_hover = frames_and_hovers(2)
+            ms(5, 5, 2002)  # a LoopView of the same history: hover rows of its pairs table
+            rows = page.evaluate(ROWS_JS, 5)
+            cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            style = _style_seconds(cdp)
+            for _ in range(3):
+                for x, y in rows:
+                    page.mouse.move(x, y)
+                    page.wait_for_timeout(30)
+            row_hover = (_style_seconds(cdp) - style) / max(1, 3 * len(rows))
+            cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+            page.mouse.move(1, 1)
             page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
             lab.write_notebook("before.ipynb", before)
             lab.open_notebook(page, "before.ipynb")
@@ -308,6 +330,10 @@ def browser() -> None:
         _frames("scrolling, before:", old[slowdown])
     print("style recalculation per hover over a tool pair (CPU slowed 4x, Chrome's own count):")
     print(f"  now {now_hover * 1e3:.1f} ms, before {old_hover * 1e3:.1f} ms")
+    print(
+        f"  a row of a LoopView's pairs table, lighting its two cards among 2002: "
+        f"{row_hover * 1e3:.1f} ms ({len(rows)} rows)"
+    )
 
 
 def _style_seconds(cdp: Any) -> float:

@@ -66,7 +66,7 @@ SAFE_ATTRIBUTES = {
     "font-weight", "text-anchor", "x", "y", "x1", "y1", "x2", "y2", "rx", "d", "points",
     "transform", "id", "refx", "refy", "markerwidth", "markerheight", "markerunits", "orient",
     "marker-end", "fill", "stroke", "data-node", "data-state", "data-edge", "data-hot",
-    "data-tag", "data-stage", "data-running", "data-ended",
+    "data-tag", "data-stage", "data-running", "data-ended", "data-id",
 }  # fmt: skip
 
 

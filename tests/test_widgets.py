@@ -126,6 +126,68 @@ def test_select_pins_a_pair_from_python() -> None:
     assert view.selected is None and view._selection.value == ""
 
 
+def parallel(n: int) -> list[dict[str, Any]]:
+    """A task, one assistant message with ``n`` parallel calls, and their results."""
+    uses = [
+        tool_use("bash", {"command": f"echo {k}"}, id=f"toolu_{k:02d}") for k in range(1, n + 1)
+    ]
+    results = [{"type": "tool_result", "tool_use_id": u["id"], "content": "ok"} for u in uses]
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": uses},
+        {"role": "user", "content": results},
+    ]
+
+
+def test_calls_past_the_sixteenth_bring_their_own_rules_and_only_then() -> None:
+    from agentlab.render import SLOTS, slots_style, transcript_html
+
+    assert SLOTS == 16 and ".al-s16" in STYLE and ".al-s17" not in STYLE  # the shared sheet
+    view = HistoryView(parallel(2))
+    assert view._slots.value == "" and ".al-s17" not in transcript_html(view.messages)
+    view.messages[:] = parallel(20)
+    view.refresh()  # (a rebuild: the list changed)
+    for card in view.cards[1:]:
+        assert 'class="al-block al-pair al-pair-18 al-s18"' in card  # both halves
+    rules = view._slots.value
+    assert rules == slots_style(20) and rules.startswith("<style>")
+    for k in (17, 20):
+        assert f".al-card-assistant:has(.al-s{k}:hover)+.al-card-results .al-s{k}" in rules
+        assert (
+            f".al-card-assistant:has(+.al-card-results .al-s{k} .al-pin:checked) .al-s{k}" in rules
+        )
+    assert ".al-s16" not in rules and ".al-s21" not in rules
+    assert slots_style(20) in transcript_html(view.messages)  # nbviewer too
+    assert (
+        slots_style(20) in LoopView(al.AgentLoop(ScriptedClient([]), view.messages))._repr_html_()
+    )
+
+
+def test_pair_blocks_carry_their_tool_use_id_for_the_pin_script() -> None:
+    from agentlab.widgets import pins
+
+    messages = tool_turn()
+    messages[1]["content"][1]["id"] = 'toolu_"><b>x'
+    messages[2]["content"][0]["tool_use_id"] = 'toolu_"><b>x'
+    view = HistoryView(messages)
+    for card in view.cards[1:3]:
+        assert 'data-id="toolu_&quot;&gt;&lt;b&gt;x"' in card  # escaped like any attribute
+    assert isinstance(view.script, pins.PairScript) and view.script in view.children
+    assert view.script.layout.display == "none"
+
+
+def test_without_anywidget_a_history_view_has_no_pin_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentlab.widgets import pins
+
+    monkeypatch.setattr(pins, "anywidget", None)
+    view = HistoryView(tool_turn())
+    assert view.script is None and not pins.available()
+    assert all(isinstance(c, W.Widget) for c in view.children)
+    assert "al-pinner" in view.cards[1]  # the badges still pin, by CSS
+
+
 def test_broken_history_is_flagged_on_the_cards() -> None:
     messages = tool_turn()
     messages[2]["content"][0]["tool_use_id"] = "toolu_99"

@@ -9,8 +9,12 @@ output (long output folded) and ``is_error``. A tool_use and its tool_result
 share a coloured, numbered badge. Hover over either and both light up; click
 a badge to pin the highlight (plain CSS in the page, so it works without a
 trip to the kernel, and in nbviewer too); ``view.select(tool_use_id)`` pins
-one from Python. A rule the history breaks (an unanswered tool_use, a result
-nobody asked for, ...) is flagged on the card, in the API's own words.
+one from Python. A message with more than ``render.SLOTS`` parallel calls
+brings the CSS rules for the rest in a ``<style>`` of its own. The pin is a
+checkbox in the card's HTML, and an append draws the last page again: a small
+script (``agentlab.widgets.pins``, with anywidget installed) ticks the pinned
+pairs again, per view. A rule the history breaks (an unanswered tool_use, a
+result nobody asked for, ...) is flagged on the card, in the API's own words.
 
 Earlier turns fold: every card but the first (the task) and the last three
 (the current turn) shows one line, and opens with a click. Long text and
@@ -53,10 +57,12 @@ from agentlab.render import (
     is_open,
     role_of,
     runs_of,
+    slots_style,
     summary_html,
     transcript_html,
 )
 from agentlab.widgets.base import dispose, source
+from agentlab.widgets.pins import pair_script
 
 __all__ = ["HistoryView"]
 
@@ -75,13 +81,23 @@ class HistoryView(W.VBox):
             self.add_class(name)
         self._summary = W.HTML()
         self._selection = W.HTML()  # a <style> that pins the selected pair
+        self._slots = W.HTML()  # a <style> for the calls past render.SLOTS in one message, if any
+        self.script = pair_script()  # pins that survive a redraw (None without anywidget)
         self.pages = W.VBox()  # each page is one HTML widget holding up to PAGE cards
         # In a LoopView this box scrolls on its own and stays at its end (CSS in
         # render.STYLE), so the current turn is beside the controls however long
         # the history; alone, the history simply flows down the page.
         scroller = W.VBox([self.pages])
         scroller.add_class("al-scroll")
-        self.children = (W.HTML(STYLE), self._selection, self._summary, scroller)
+        script = () if self.script is None else (self.script,)
+        self.children = (
+            W.HTML(STYLE),
+            self._selection,
+            self._slots,
+            self._summary,
+            scroller,
+            *script,
+        )
         self.selected: str | None = None  # the pinned pair's tool_use id
         self._clear()
         self.rebuild()
@@ -206,6 +222,9 @@ class HistoryView(W.VBox):
         self._dirty.clear()
         if len(pages) != len(self.pages.children):
             self.pages.children = tuple(pages)
+        slots = slots_style(self._marks.slots)
+        if slots != self._slots.value:
+            self._slots.value = slots
 
     def _card(self, i: int, n: int) -> str:
         return card_html(self.messages, i, self._marks, open=is_open(i, n))

@@ -7,7 +7,9 @@ The lesson's diagram with the next stage lit up; buttons **Next stage**,
 **Run turn**, **Run to end**, **Reset** and **Stop**; the last Decision with
 its stop reason; a turn counter; tokens per turn with running totals and
 cost; the model's text as it streams in; the history (one card per message,
-earlier turns folded) and the table of tool pairs; **Copy history as JSON**.
+earlier turns folded) and the table of tool pairs (hover a row, or a result
+waiting to be appended, and its two cards light up: the history's script,
+``agentlab.widgets.pins``, with ``anywidget`` installed); **Copy history as JSON**.
 Keys **N** (Next stage) and **T** (Run turn) while the focus is in the view
 (with ``anywidget`` installed, see ``agentlab.widgets.keys``).
 

@@ -6,6 +6,10 @@ Columns: pair, turn, id, tool, input, result (ok / error / missing, or
 waiting while the results are not appended yet) and how long the tool ran
 (known only for calls the bound loop ran itself). For a bound loop, a call
 the person edited shows what really ran, and a denied one says "denied".
+
+Inside a LoopView, hovering a row lights that pair's two cards in the history
+(``agentlab.widgets.pins``, with anywidget installed); a PairingView on its own
+has no cards beside it, so there only the row lights up.
 """
 
 from __future__ import annotations
