@@ -447,9 +447,9 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
     sees every turn; anything unusual answers False and gets the full check
     (tests/test_history.py compares the two on generated histories).
     """
-    if type(message) is not dict or not message.keys() <= _MESSAGE_KEYS:
+    if type(message) is not dict or message.keys() != _MESSAGE_KEYS:
         return False
-    role, content = message.get("role"), message.get("content")
+    role, content = message["role"], message["content"]
     if role != "user" and role != "assistant":
         return False
     wanted: list[str] = []  # the tool calls of prev: message must answer them
