@@ -22,6 +22,9 @@ both see the same machine load, and prints the ratios of CPU time (best of 5):
 Both loops are handed the same client wrapper, which notes the time of each
 request, so taking the time costs them the same.
 
+The bookkeeping is also counted in Python bytecode instructions per turn, a
+figure that does not move with the machine's load.
+
 A last run goes through the real SDK over HTTP to the local Messages-API
 server, where a request costs what it really costs to build, send and parse.
 
@@ -198,6 +201,37 @@ def bookkeeping() -> None:
     print(f"  the rest (loop.py, stepper.py, append...): {neither:6.1f} µs")
 
 
+def instructions() -> None:
+    """The same run counted in Python bytecode instructions: exact, whatever the
+    machine's load (``sys.settrace`` with opcode events; slow, so one run each)."""
+    count = [0]
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+
+        def each(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                count[0] += 1
+            return each
+
+        return each
+
+    def counted(run: Any) -> float:
+        measure(run, "noop")  # first uses (imports, caches) are not counted
+        count[0] = 0
+        sys.settrace(tracer)
+        try:
+            measure(run, "noop")
+        finally:
+            sys.settrace(None)
+        return count[0] / TURNS
+
+    bare, ours = counted(bare_loop), counted(agentlab_loop)
+    print("Python bytecode instructions per turn on a client that does nothing (exact)")
+    print(f"  lesson's bare loop : {bare:7.0f}")
+    print(f"  agentlab.agent_loop: {ours:7.0f}   ({ours - bare:.0f} of bookkeeping)")
+
+
 def over_http(turns: int = 100) -> None:
     """The same comparison through the real SDK and the local Messages-API server."""
     from agentlab.testing import FakeMessagesServer
@@ -231,6 +265,7 @@ def main() -> None:
     compare("checking", "the checking ScriptedClient (default)", 1.5)
     compare("noop", "a client that does nothing", None)
     bookkeeping()
+    instructions()
     if "--no-http" not in sys.argv:
         over_http()
 
