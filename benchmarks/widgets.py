@@ -261,13 +261,8 @@ def browser() -> None:
             cdp.send("Performance.enable")
             ms = lambda run, watch, want: page.evaluate(MEASURE_JS, [run, watch, want])  # noqa: E731
 
-            def frames_and_hovers(watch: int) -> tuple[dict[int, list[float]], float]:
-                frames = {}
-                for slowdown, start in ((1, 0), (4, SCROLLED)):  # each pass scrolls new ground
-                    cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
-                    frames[slowdown] = page.evaluate(SCROLL_JS, [watch, start])
-                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
-                spots = page.evaluate(PAIRS_JS, watch)
+            def style_per_hover(spots: list[tuple[float, float]]) -> float:
+                """The browser's style time per hover over each spot, three rounds, CPU slowed 4x."""
                 cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
                 style = _style_seconds(cdp)
                 for _ in range(3):
@@ -277,7 +272,15 @@ def browser() -> None:
                 per_hover = (_style_seconds(cdp) - style) / max(1, 3 * len(spots))
                 cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
                 page.mouse.move(1, 1)
-                return frames, per_hover
+                return per_hover
+
+            def frames_and_hovers(watch: int) -> tuple[dict[int, list[float]], float]:
+                frames = {}
+                for slowdown, start in ((1, 0), (4, SCROLLED)):  # each pass scrolls new ground
+                    cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+                    frames[slowdown] = page.evaluate(SCROLL_JS, [watch, start])
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+                return frames, style_per_hover(page.evaluate(PAIRS_JS, watch))
 
             # the new views, then (the first notebook closed, its styles gone) the old markup
             lab.write_notebook("bench.ipynb", cells)
@@ -293,15 +296,7 @@ def browser() -> None:
             now, now_hover = frames_and_hovers(2)
             ms(5, 5, 2002)  # a LoopView of the same history: hover rows of its pairs table
             rows = page.evaluate(ROWS_JS, 5)
-            cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
-            style = _style_seconds(cdp)
-            for _ in range(3):
-                for x, y in rows:
-                    page.mouse.move(x, y)
-                    page.wait_for_timeout(30)
-            row_hover = (_style_seconds(cdp) - style) / max(1, 3 * len(rows))
-            cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
-            page.mouse.move(1, 1)
+            row_hover = style_per_hover(rows)
             page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
             lab.write_notebook("before.ipynb", before)
             lab.open_notebook(page, "before.ipynb")
