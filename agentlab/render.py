@@ -150,10 +150,12 @@ summary.al-head::before{content:"▸";color:var(--al-muted);width:.8em}
 details[open]>summary.al-head::before{content:"▾"}
 .al-preview{color:var(--al-muted);overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
 details[open]>summary .al-preview{display:none}
-.al-role{font-weight:650;text-transform:uppercase;letter-spacing:.05em;font-size:11px}
+.al-role{font-weight:650;text-transform:uppercase;letter-spacing:.05em;font-size:11px;
+ white-space:nowrap;flex:none}
 .al-role-user{color:var(--al-user)}.al-role-assistant{color:var(--al-assistant)}
 .al-role-results{color:var(--al-results)}
-.al-idx{font-family:var(--jp-code-font-family,ui-monospace,monospace);color:var(--al-muted);font-size:11px}
+.al-idx{font-family:var(--jp-code-font-family,ui-monospace,monospace);color:var(--al-muted);font-size:11px;
+ white-space:nowrap;flex:none}
 .al-muted{color:var(--al-muted)}
 .al-text{overflow-wrap:anywhere}
 .al-text p{margin:.35em 0}.al-text ul,.al-text ol{margin:.3em 0;padding-left:1.6em}
