@@ -59,6 +59,7 @@ import re
 import shlex
 import string
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -751,7 +752,9 @@ def help_text(parser: Any) -> str:
     for action in parser._actions:
         action.help = t(f"magic.help.{action.dest}")
     parser.description = t("magic.help.epilog")
-    return str(parser.format_help())
+    # IPython writes the usage for a docstring ("::", a blank line, indented): as a plain text
+    usage, gap, rest = str(parser.format_help()).removeprefix("::\n\n").partition("\n\n")
+    return textwrap.dedent(usage) + gap + rest
 
 
 def _settings_follow(

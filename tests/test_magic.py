@@ -200,6 +200,8 @@ def test_line_magic_without_a_task_and_help(ip, capsys):
     for option in ("--stream", "--new", "--offline", "--out", "--client"):
         assert option in out
     assert "%agent save PATH" in out
+    # it opens with the usage line, not the "::" IPython puts before it for docstrings
+    assert out.lstrip().startswith("%agent [-h]"), out[:40]
 
 
 def test_help_follows_the_language(ip, capsys):
