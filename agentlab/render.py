@@ -136,7 +136,8 @@ STYLE = """<style>
 .al-root .widget-html-content,.al-root .jupyter-widget-html-content{line-height:1.45}
 .al-root .widget-html,.al-root .jupyter-widget-html{margin:0}
 .al-root a{color:var(--al-link)}
-.al-root th,.al-root td{text-align:left}
+/* JupyterLab right-aligns table cells in HTML outputs with a two-class rule: ours has more */
+.al-root :is(table.al-pairs,.al-text table) :is(th,td){text-align:left}
 .al-card{border:1px solid var(--al-border);border-left-width:4px;border-radius:8px;
  background:var(--al-bg);margin:0 0 8px 0;padding:6px 12px 8px 12px}
 .al-card-user{border-left-color:var(--al-user)}.al-card-assistant{border-left-color:var(--al-assistant)}

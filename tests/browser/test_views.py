@@ -479,3 +479,27 @@ HistoryView(messages)
     preview = view.locator("details.al-card-results:not([open]) .al-preview").first
     assert preview.evaluate("(e) => e.scrollWidth > e.clientWidth")  # the preview gave way
     assert view.evaluate("(v) => v.scrollWidth - v.clientWidth") <= 1
+
+
+def test_the_pairs_table_reads_left_to_right_in_every_view(lab: Any, page: Any) -> None:
+    """JupyterLab right-aligns the cells of tables in HTML outputs (a rule of two
+    classes); the pairs table, in a result's folded transcript as in the views,
+    keeps its own left alignment."""
+    from playwright.sync_api import expect
+
+    cell = """\
+client5 = ScriptedClient([[text("Two."), tool_use("bash", {"command": "echo a"}),
+                           tool_use("bash", {"command": "echo b"})], "Done."])
+loop5 = al.AgentLoop(client5, "Do two.", tools=[al.bash_tool(cwd=workdir)])
+loop5.run()
+loop5.result()
+"""
+    panel = open_cells(lab, page, "pairs_left.ipynb", [PRELUDE, cell, "al.PairingView(loop5)"])
+    panel.locator("summary", has_text="transcript").click()
+    tables = panel.locator("table.al-pairs")
+    expect(tables).to_have_count(2)
+    for k in range(2):
+        aligned = tables.nth(k).evaluate(
+            "(t) => [...t.querySelectorAll('th, td')].map(c => getComputedStyle(c).textAlign)"
+        )
+        assert len(aligned) >= 14 and set(aligned) == {"left"}, (k, aligned)
