@@ -348,6 +348,23 @@ def lit_nodes(view: LoopView) -> list[str]:
     ]
 
 
+def test_a_follow_up_task_says_its_own_turns_beside_the_limit(tmp_path: Path) -> None:
+    # As %%agent's next cell does: a new loop over a conversation that has two
+    # replies already, with its own limit. "turn 3 (at most 1 per task)" would
+    # contradict itself: the limit counts this task's requests only.
+    loop, _ = hello_loop(tmp_path)
+    loop.run()
+    client = ScriptedClient([[text("Once more."), tool_use("bash", {"command": "true"})]])
+    follow = al.AgentLoop(client, loop.messages, tools=[bash_tool(cwd=tmp_path)], max_turns=1)
+    follow.ask("Again?")
+    view = LoopView(follow)
+    assert "turn 2 (this task: 0 of at most 1) · 5 messages<" in view.turn_label.value
+    view.run_to_end()
+    assert follow.ended == "turn_limit"
+    assert "turn 3 (this task: 1 of at most 1) · 7 messages<" in view.turn_label.value
+    assert "turn 3 (this task: 1 of at most 1)" in view._repr_html_()
+
+
 def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
     loop, client = hello_loop(tmp_path)
     view = LoopView(loop)

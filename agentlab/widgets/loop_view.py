@@ -820,6 +820,10 @@ class LoopView(W.VBox):
         loop = self.loop
         n = sum(1 for m in loop.messages if role_of(m) == "assistant")
         messages = tn("view.count.messages", len(loop.messages))
+        # max_turns counts the current task's requests: say so when earlier tasks replied too
+        task = sum(1 for m in loop.result().new_messages if role_of(m) == "assistant")
+        if task != n:
+            return t("view.turn.task", n=n, k=task, max=loop.max_turns, messages=messages)
         return t("view.turn", n=n, max=loop.max_turns, messages=messages)
 
     def __repr__(self) -> str:
