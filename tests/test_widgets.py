@@ -962,6 +962,34 @@ def test_copy_history_as_json(tmp_path: Path) -> None:
     assert said["text"].startswith("Copied 4 messages")
 
 
+def test_copy_history_as_json_writes_sdk_blocks_as_the_json_the_api_is_sent(
+    tmp_path: Path,
+) -> None:
+    # The SDK's own loop appends response.content (ToolUseBlock objects) to the history;
+    # the SDK sends them as JSON objects, so the copy holds objects too, not Python reprs.
+    import json
+
+    from anthropic.types import TextBlock, ToolUseBlock
+
+    content = [
+        TextBlock(type="text", text="Let me look."),
+        ToolUseBlock(type="tool_use", id="toolu_01", name="bash", input={"command": "ls"}),
+    ]
+    result = {"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.py"}
+    messages = [
+        {"role": "user", "content": "What is here?"},
+        {"role": "assistant", "content": content},
+        {"role": "user", "content": [result]},
+    ]
+    loop = al.AgentLoop(ScriptedClient(["Done."]), messages, tools=[bash_tool(cwd=tmp_path)])
+    copied = json.loads(LoopView(loop).copy_json())
+    assert copied[1]["content"] == [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_01", "name": "bash", "input": {"command": "ls"}},
+    ]
+    assert copied[2] == messages[2]
+
+
 def test_thinking_blocks_in_a_live_view(tmp_path: Path) -> None:
     signature = "sig_" + "A" * 200
     reply = [{"type": "thinking", "thinking": "", "signature": signature}, text("Done.")]
