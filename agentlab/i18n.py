@@ -457,6 +457,8 @@ EN: dict[str, str] = {
         "This call holds characters that reorder or hide text (bidi controls, zero-width "
         "spaces). They are written out above as \\uXXXX; Approve runs the call as the model sent it."
     ),
+    # qa4 (LoopView header): a follow-up task's own turns beside its limit
+    "view.turn.task": "turn {n} (this task: {k} of at most {max}) · {messages}",
 }
 
 ZH: dict[str, str] = {
@@ -881,6 +883,8 @@ ZH: dict[str, str] = {
         "这个调用含有会打乱或隐藏文字的字符（双向控制符、零宽空格），上面已写成 \\uXXXX；"
         "“批准”会按模型发来的原样运行。"
     ),
+    # qa4 (LoopView header): a follow-up task's own turns beside its limit
+    "view.turn.task": "第 {n} 轮（本任务：{k} 轮，最多 {max} 轮）· {messages}",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

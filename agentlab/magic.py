@@ -59,6 +59,7 @@ import re
 import shlex
 import string
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -366,7 +367,14 @@ def summary(loop: AgentLoop) -> str:
     demo = getattr(loop.client, "demo_model", None)
     model = demo or getattr(loop.response, "model", None) or loop.model or "?"
     ended = t(f"loopcore.ended.{loop.ended}", reason=loop.stop_reason) if loop.ended else "?"
-    return t("loopcore.summary", model=model, turns=loop.turns, tools=len(loop.audit), ended=ended)
+    return t("loopcore.summary", model=model, turns=loop.turns, tools=tool_calls(loop), ended=ended)
+
+
+def tool_calls(loop: AgentLoop) -> int:
+    """The tool calls the model asked for in this run, as the transcript counts them:
+    every tool_use, also one that never ran (an unknown tool, a denied or interrupted call)."""
+    new = loop.result().new_messages
+    return sum(1 for m in new for b in blocks(m) if b.get("type") == "tool_use")
 
 
 class AgentStopped(Interrupted):
@@ -403,7 +411,7 @@ def stopped_line(loop: AgentLoop, took_back: bool) -> str:
         "loopcore.magic.stopped",
         what=what,
         turns=loop.turns,
-        tools=len(loop.audit),
+        tools=tool_calls(loop),
         n=len(loop.messages),
     )
 
@@ -744,7 +752,9 @@ def help_text(parser: Any) -> str:
     for action in parser._actions:
         action.help = t(f"magic.help.{action.dest}")
     parser.description = t("magic.help.epilog")
-    return str(parser.format_help())
+    # IPython writes the usage for a docstring ("::", a blank line, indented): as a plain text
+    usage, gap, rest = str(parser.format_help()).removeprefix("::\n\n").partition("\n\n")
+    return textwrap.dedent(usage) + gap + rest
 
 
 def _settings_follow(

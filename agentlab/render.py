@@ -136,7 +136,8 @@ STYLE = """<style>
 .al-root .widget-html-content,.al-root .jupyter-widget-html-content{line-height:1.45}
 .al-root .widget-html,.al-root .jupyter-widget-html{margin:0}
 .al-root a{color:var(--al-link)}
-.al-root th,.al-root td{text-align:left}
+/* JupyterLab right-aligns table cells in HTML outputs with a two-class rule: ours has more */
+.al-root :is(table.al-pairs,.al-text table) :is(th,td){text-align:left}
 .al-card{border:1px solid var(--al-border);border-left-width:4px;border-radius:8px;
  background:var(--al-bg);margin:0 0 8px 0;padding:6px 12px 8px 12px}
 .al-card-user{border-left-color:var(--al-user)}.al-card-assistant{border-left-color:var(--al-assistant)}
@@ -150,10 +151,12 @@ summary.al-head::before{content:"▸";color:var(--al-muted);width:.8em}
 details[open]>summary.al-head::before{content:"▾"}
 .al-preview{color:var(--al-muted);overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
 details[open]>summary .al-preview{display:none}
-.al-role{font-weight:650;text-transform:uppercase;letter-spacing:.05em;font-size:11px}
+.al-role{font-weight:650;text-transform:uppercase;letter-spacing:.05em;font-size:11px;
+ white-space:nowrap;flex:none}
 .al-role-user{color:var(--al-user)}.al-role-assistant{color:var(--al-assistant)}
 .al-role-results{color:var(--al-results)}
-.al-idx{font-family:var(--jp-code-font-family,ui-monospace,monospace);color:var(--al-muted);font-size:11px}
+.al-idx{font-family:var(--jp-code-font-family,ui-monospace,monospace);color:var(--al-muted);font-size:11px;
+ white-space:nowrap;flex:none}
 .al-muted{color:var(--al-muted)}
 .al-text{overflow-wrap:anywhere}
 .al-text p{margin:.35em 0}.al-text ul,.al-text ol{margin:.3em 0;padding-left:1.6em}

@@ -221,3 +221,25 @@ def test_lessons_say_ended_not_stop_reason_for_agentlabs_endings():
             text = source(cell) + printed(cell)
             assert "stop_reason max_turns" not in text and "stop_reason='max_turns'" not in text
             assert 'loop.stop_reason, "after"' not in text, path
+
+
+@pytest.mark.parametrize(
+    "lesson", ["04_when_things_go_wrong.ipynb", "zh/04_when_things_go_wrong.ipynb"]
+)
+def test_lesson_four_chart_keeps_every_label_inside_the_picture(lesson):
+    """The saved bar chart: a label's baseline sits at least one font size below the
+    top of the SVG (the tallest bar's number was cut in half) and above its bottom."""
+    nb = json.loads((ROOT / "notebooks" / lesson).read_text())
+    charts = [
+        "".join(out["data"]["text/html"])
+        for cell in nb["cells"]
+        if "def bar_chart" in "".join(cell["source"])
+        for out in cell.get("outputs", [])
+        if "text/html" in out.get("data", {})
+    ]
+    assert len(charts) == 1
+    height = float(re.search(r'<svg[^>]*height="([\d.]+)"', charts[0]).group(1))
+    labels = re.findall(r'<text[^>]*y="([\d.]+)"[^>]*font-size="([\d.]+)"[^>]*>([^<]*)<', charts[0])
+    assert len(labels) >= 4
+    for y, size, text in labels:
+        assert float(size) <= float(y) <= height, f"{text!r} at y={y} in a {height}px chart"

@@ -12,6 +12,7 @@ from IPython.utils.capture import capture_output
 
 import agentlab as al
 from agentlab import magic
+from agentlab.history import blocks
 from agentlab.offline import ScriptedClient, bad_request, text, tool_use
 
 
@@ -199,6 +200,8 @@ def test_line_magic_without_a_task_and_help(ip, capsys):
     for option in ("--stream", "--new", "--offline", "--out", "--client"):
         assert option in out
     assert "%agent save PATH" in out
+    # it opens with the usage line, not the "::" IPython puts before it for docstrings
+    assert out.lstrip().startswith("%agent [-h]"), out[:40]
 
 
 def test_help_follows_the_language(ip, capsys):
@@ -389,8 +392,9 @@ def test_ctrl_c_in_a_tool_leaves_a_valid_history_and_the_next_cell_goes_on(ip, c
     assert [r["is_error"] for r in results] == [True, True]
     assert "Interrupted" in results[1]["content"]
     assert session.loop.result().ended == "interrupted"
+    # both calls count, the interrupted one and the one never run: the transcript shows two
     assert info.value._render_traceback_() == [
-        '■ agentlab stopped while running boom({"why": "test"}) (1 request, 1 tool call). '
+        '■ agentlab stopped while running boom({"why": "test"}) (1 request, 2 tool calls). '
         "The history is still valid (3 messages); ask again to go on."
     ]
 
@@ -456,6 +460,23 @@ def test_the_summary_counts_an_interrupted_call_and_says_how_the_loop_ended(ip, 
     with capture_output() as captured:
         cell(ip, "--client client --max-turns 2", "Loop forever")
     assert captured.outputs[-1].data["text/plain"].endswith("2 tool calls · ended: turn limit")
+
+
+def test_the_summary_counts_every_tool_call_the_transcript_shows(ip, monkeypatch):
+    # A call to a tool that does not exist never reaches the audit of what ran, but it
+    # is a tool_use in the history (answered with an is_error result): the transcript
+    # under the summary says "2 tool calls", so the summary must too.
+    monkeypatch.setattr(magic, "frontend", lambda shell: "live")
+    scripted(ip, [[tool_use("bash", {"command": "true"}), tool_use("nosuchtool", {})], "Done."])
+    with capture_output() as captured:
+        result = cell(ip, "--client client", "Use a tool that is not there")
+    calls = [b for m in result.new_messages for b in blocks(m) if b["type"] == "tool_use"]
+    assert len(calls) == 2
+    assert (
+        captured.outputs[-1]
+        .data["text/plain"]
+        .endswith("2 requests · 2 tool calls · ended: the model stopped (end_turn)")
+    )
 
 
 def test_the_live_text_transcript_drops_escape_sequences_and_bidi_controls(ip, monkeypatch):

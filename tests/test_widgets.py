@@ -348,6 +348,23 @@ def lit_nodes(view: LoopView) -> list[str]:
     ]
 
 
+def test_a_follow_up_task_says_its_own_turns_beside_the_limit(tmp_path: Path) -> None:
+    # As %%agent's next cell does: a new loop over a conversation that has two
+    # replies already, with its own limit. "turn 3 (at most 1 per task)" would
+    # contradict itself: the limit counts this task's requests only.
+    loop, _ = hello_loop(tmp_path)
+    loop.run()
+    client = ScriptedClient([[text("Once more."), tool_use("bash", {"command": "true"})]])
+    follow = al.AgentLoop(client, loop.messages, tools=[bash_tool(cwd=tmp_path)], max_turns=1)
+    follow.ask("Again?")
+    view = LoopView(follow)
+    assert "turn 2 (this task: 0 of at most 1) · 5 messages<" in view.turn_label.value
+    view.run_to_end()
+    assert follow.ended == "turn_limit"
+    assert "turn 3 (this task: 1 of at most 1) · 7 messages<" in view.turn_label.value
+    assert "turn 3 (this task: 1 of at most 1)" in view._repr_html_()
+
+
 def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
     loop, client = hello_loop(tmp_path)
     view = LoopView(loop)
@@ -943,6 +960,34 @@ def test_copy_history_as_json(tmp_path: Path) -> None:
         json.loads(code[len("navigator.clipboard && navigator.clipboard.writeText(") : -2]) == data
     )
     assert said["text"].startswith("Copied 4 messages")
+
+
+def test_copy_history_as_json_writes_sdk_blocks_as_the_json_the_api_is_sent(
+    tmp_path: Path,
+) -> None:
+    # The SDK's own loop appends response.content (ToolUseBlock objects) to the history;
+    # the SDK sends them as JSON objects, so the copy holds objects too, not Python reprs.
+    import json
+
+    from anthropic.types import TextBlock, ToolUseBlock
+
+    content = [
+        TextBlock(type="text", text="Let me look."),
+        ToolUseBlock(type="tool_use", id="toolu_01", name="bash", input={"command": "ls"}),
+    ]
+    result = {"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.py"}
+    messages = [
+        {"role": "user", "content": "What is here?"},
+        {"role": "assistant", "content": content},
+        {"role": "user", "content": [result]},
+    ]
+    loop = al.AgentLoop(ScriptedClient(["Done."]), messages, tools=[bash_tool(cwd=tmp_path)])
+    copied = json.loads(LoopView(loop).copy_json())
+    assert copied[1]["content"] == [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_01", "name": "bash", "input": {"command": "ls"}},
+    ]
+    assert copied[2] == messages[2]
 
 
 def test_thinking_blocks_in_a_live_view(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ import ipywidgets as W
 
 from agentlab.diagram import diagram_svg
 from agentlab.errors import RequestError
-from agentlab.history import HistoryError
+from agentlab.history import HistoryError, as_dict
 from agentlab.i18n import t
 from agentlab.loop import Event
 from agentlab.render import (
@@ -432,7 +432,8 @@ class LoopView(W.VBox):
 
         The text also appears in a box under the button (select it and copy by
         hand if the browser refused the clipboard). Returns the JSON."""
-        data = json.dumps(self.loop.messages, ensure_ascii=False, indent=1, default=str)
+        # SDK blocks (response.content appended as it came) as the JSON objects the SDK sends
+        data = json.dumps(as_dict(self.loop.messages), ensure_ascii=False, indent=1, default=str)
         literal = json.dumps(data).replace("</", "<\\/")  # a JS string: no text of ours runs
         code = f"navigator.clipboard && navigator.clipboard.writeText({literal});"
         note = tn("view.copy.done", len(self.loop.messages), size=f"{len(data) / 1000:.1f} kB")
@@ -820,6 +821,10 @@ class LoopView(W.VBox):
         loop = self.loop
         n = sum(1 for m in loop.messages if role_of(m) == "assistant")
         messages = tn("view.count.messages", len(loop.messages))
+        # max_turns counts the current task's requests: say so when earlier tasks replied too
+        task = sum(1 for m in loop.result().new_messages if role_of(m) == "assistant")
+        if task != n:
+            return t("view.turn.task", n=n, k=task, max=loop.max_turns, messages=messages)
         return t("view.turn", n=n, max=loop.max_turns, messages=messages)
 
     def __repr__(self) -> str:

@@ -69,6 +69,7 @@ SETTING_OVERRIDES = {
 }
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]  # the checkout these tests belong to
 
 
 # --------------------------------------------------------------------------- pytest hooks
@@ -298,6 +299,8 @@ def _hermetic_env(tmp: Path) -> dict[str, str]:
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONSTARTUP", None)
+    # Kernels import agentlab from this checkout, not from another installed copy.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 
 

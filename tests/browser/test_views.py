@@ -441,3 +441,65 @@ def test_a_10000_character_command_leaves_approve_and_deny_near_the_top(
     code = approval.locator(".al-code").first  # the whole command is still there, scrolled
     assert code.evaluate("(e) => e.scrollHeight > e.clientHeight")
     expect(approval.locator("summary", has_text="show")).to_be_visible()
+
+
+def test_a_folded_card_keeps_its_role_on_one_line_beside_a_long_preview(
+    lab: Any, page: Any
+) -> None:
+    """A folded card's head is role, messages[i] and a preview cut with "…": the
+    preview gives way, the role does not wrap ("USER (TOOL" over "RESULTS)")."""
+    from playwright.sync_api import expect
+
+    cell = """\
+from agentlab.widgets import HistoryView
+
+messages = [{"role": "user", "content": "Count."}]
+for k in range(6):
+    use = tool_use("bash", {"command": f"seq 1 {50 + k}"}, id=f"toolu_{k:02d}")
+    result = {"type": "tool_result", "tool_use_id": use["id"], "content": " ".join(map(str, range(200)))}
+    messages += [{"role": "assistant", "content": [text("words " * 40), use]},
+                 {"role": "user", "content": [result]}]
+HistoryView(messages)
+"""
+    page.set_viewport_size({"width": 800, "height": 900})
+    panel = open_cells(lab, page, "role_one_line.ipynb", [PRELUDE, cell])
+    sidebar(page, False)
+    view = panel.locator(".al-history")
+    folded = view.locator("details.al-card:not([open])")
+    expect(folded.first).to_be_visible()
+    assert folded.count() >= 8
+    heights = view.evaluate(
+        "(v) => [...v.querySelectorAll('details.al-card:not([open]) .al-role')]"
+        ".map(e => Math.round(e.getBoundingClientRect().height))"
+    )
+    one_line = view.locator(".al-card-user .al-role").first.evaluate(
+        "(e) => Math.round(e.getBoundingClientRect().height)"
+    )
+    assert heights == [one_line] * len(heights), heights
+    preview = view.locator("details.al-card-results:not([open]) .al-preview").first
+    assert preview.evaluate("(e) => e.scrollWidth > e.clientWidth")  # the preview gave way
+    assert view.evaluate("(v) => v.scrollWidth - v.clientWidth") <= 1
+
+
+def test_the_pairs_table_reads_left_to_right_in_every_view(lab: Any, page: Any) -> None:
+    """JupyterLab right-aligns the cells of tables in HTML outputs (a rule of two
+    classes); the pairs table, in a result's folded transcript as in the views,
+    keeps its own left alignment."""
+    from playwright.sync_api import expect
+
+    cell = """\
+client5 = ScriptedClient([[text("Two."), tool_use("bash", {"command": "echo a"}),
+                           tool_use("bash", {"command": "echo b"})], "Done."])
+loop5 = al.AgentLoop(client5, "Do two.", tools=[al.bash_tool(cwd=workdir)])
+loop5.run()
+loop5.result()
+"""
+    panel = open_cells(lab, page, "pairs_left.ipynb", [PRELUDE, cell, "al.PairingView(loop5)"])
+    panel.locator("summary", has_text="transcript").click()
+    tables = panel.locator("table.al-pairs")
+    expect(tables).to_have_count(2)
+    for k in range(2):
+        aligned = tables.nth(k).evaluate(
+            "(t) => [...t.querySelectorAll('th, td')].map(c => getComputedStyle(c).textAlign)"
+        )
+        assert len(aligned) >= 14 and set(aligned) == {"left"}, (k, aligned)
