@@ -239,6 +239,7 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-root .jupyter-button.mod-danger{background-color:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 65%,#000)}
 .al-loop .al-scroll{max-height:75vh;overflow-y:auto;flex-direction:column-reverse!important;
  overscroll-behavior:contain}
+.al-loop .al-scroll>*{flex-shrink:0}  /* the cards overflow the box (it scrolls), not the page */
 .al-columns{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin-top:8px}
 .al-left{flex:0 1 420px;min-width:0}
 .al-right{flex:1 1 340px;min-width:0}

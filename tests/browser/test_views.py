@@ -503,3 +503,43 @@ loop5.result()
             "(t) => [...t.querySelectorAll('th, td')].map(c => getComputedStyle(c).textAlign)"
         )
         assert len(aligned) >= 14 and set(aligned) == {"left"}, (k, aligned)
+
+
+MANY_TURNS = """\
+k = [0]
+def reply(request):
+    k[0] += 1
+    if k[0] > 8:
+        return "Finished: " + "\\n".join(f"- item {i}" for i in range(60))
+    return [text(f"Step {k[0]}: " + "words " * 30), tool_use("bash", {"command": f"seq 1 {10 * k[0]}"})]
+long_run = al.LoopView(al.AgentLoop(ScriptedClient(reply), "Count.", tools=[al.bash_tool(cwd=workdir)]))
+long_run.run_to_end()
+long_run
+"""
+
+
+def test_after_many_turns_the_current_turn_is_beside_the_controls(lab: Any, page: Any) -> None:
+    """The history scrolls in its own box, kept at its end: the newest card sits in
+    view right under the buttons, not 1,300 px down the page (QA pass, 2026-12-01)."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size({"width": 1400, "height": 900})
+    panel = open_cells(lab, page, "many_turns.ipynb", [PRELUDE, MANY_TURNS])
+    view = panel.locator(".al-loop")
+    expect(view).to_contain_text("Finished", timeout=FIRST_REQUEST)
+    place = view.evaluate(
+        """(v) => {
+            const box = v.querySelector('.al-scroll');
+            const cards = v.querySelectorAll('.al-history .al-card');
+            const r = (e) => e.getBoundingClientRect();
+            return {boxTop: r(box).top, boxBottom: r(box).bottom, scrolls: box.scrollHeight > box.clientHeight,
+                    last: r(cards[cards.length - 1]).top, first: r(cards[0]).top,
+                    buttons: r(v.querySelector('button.al-key-next')).bottom};
+        }"""
+    )
+    assert place["scrolls"], place  # the box scrolls, not the page
+    assert place["boxTop"] <= place["last"] < place["boxBottom"], (
+        place
+    )  # the newest card is in view
+    assert place["first"] < place["boxTop"], place  # the task is scrolled out of the box
+    assert place["boxBottom"] - place["buttons"] < 1000, place
