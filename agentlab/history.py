@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.schema import _MESSAGE_KEYS, _block_kind  # the shapes of the turns a loop writes
+from agentlab.schema import (
+    _MESSAGE_KEYS,
+    TOOL_USE_ID,
+    _block_kind,
+)  # the shapes of the turns a loop writes
 
 __all__ = [
     "HistoryError",
@@ -248,6 +252,16 @@ def _check_message(i: int, message: Any, last: bool) -> list[Problem]:
                     )
                 )
             seen.add(tid)
+            if isinstance(b.get("id"), str) and not TOOL_USE_ID.fullmatch(b["id"]):
+                problems.append(
+                    Problem(
+                        f"messages.{i}.content.{k}.tool_use.id: String should match pattern "
+                        "'^[a-zA-Z0-9_-]+$'",
+                        t("hint.tool_use_id"),
+                        i,
+                        "id_pattern",
+                    )
+                )
         elif kind == "tool_result" and "tool_use_id" not in b:
             # The API's pydantic-style location (as in `tools.0.custom.name`); the
             # part before `tool_use_id` is inferred, not confirmed.

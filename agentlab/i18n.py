@@ -459,6 +459,8 @@ EN: dict[str, str] = {
     ),
     # qa4 (LoopView header): a follow-up task's own turns beside its limit
     "view.turn.task": "turn {n} (this task: {k} of at most {max}) · {messages}",
+    # lead: the API's pattern for tool_use ids
+    "hint.tool_use_id": "A tool_use id may hold only letters, digits, _ and -: the API refuses any other character.",
 }
 
 ZH: dict[str, str] = {
@@ -885,6 +887,8 @@ ZH: dict[str, str] = {
     ),
     # qa4 (LoopView header): a follow-up task's own turns beside its limit
     "view.turn.task": "第 {n} 轮（本任务：{k} 轮，最多 {max} 轮）· {messages}",
+    # lead: the API's pattern for tool_use ids
+    "hint.tool_use_id": "tool_use 的 id 只能包含字母、数字、_ 和 -：其他字符 API 一律拒绝。",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

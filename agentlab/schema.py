@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections.abc as abc
 import functools
+import re
 import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
@@ -132,6 +133,12 @@ def fields(td: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
 _MESSAGE_KEYS = frozenset({"role", "content"})
 _TEXT_KEYS = frozenset({"type", "text"})
 _TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+# The pattern the API holds a tool_use id to. Its 400 reads "messages.1.content.1.tool_use.id:
+# String should match pattern '^[a-zA-Z0-9_-]+$'", as quoted from the real API (with request
+# ids) in github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
+# github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); Anthropic's docs do not state it.
+TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_ID_OK = TOOL_USE_ID.fullmatch
 _TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 
@@ -163,7 +170,7 @@ def _block_kind(b: Any) -> str | None:
         ok = keys == _TEXT_KEYS and type(b["text"]) is str
     elif kind == "tool_use":
         ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
-        ok = ok and type(b["id"]) is str and type(b["name"]) is str
+        ok = ok and type(b["id"]) is str and _ID_OK(b["id"]) is not None and type(b["name"]) is str
     elif kind == "tool_result":
         ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
         ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str

@@ -636,7 +636,7 @@ def test_anything_else_takes_the_full_walk(message):
 # Messages made of a few parts, good and bad, to compare the one-pass check of the
 # turns a loop writes (history._fine) with the full rules.
 _TEXTS = st.sampled_from(["hi", "", "  "])
-_IDS = st.sampled_from(["toolu_a", "toolu_b"])
+_IDS = st.sampled_from(["toolu_a", "toolu_b", "toolu.c"])  # the last one breaks the id pattern
 _BLOCKS = st.one_of(
     st.builds(lambda x: {"type": "text", "text": x}, _TEXTS),
     st.builds(lambda i: {"type": "tool_use", "id": i, "name": "bash", "input": {}}, _IDS),
@@ -694,6 +694,7 @@ def test_the_one_pass_check_takes_the_turns_a_loop_writes():
     assert history._fine(reply, results, True)
     assert history._fine(results, asst({"type": "text", "text": "Two files."}), False)
     assert not history._fine(TASK, reply, False)  # its calls must be answered by the end
+    assert not history._fine(TASK, asst(use("toolu.1")), True)  # an id the API refuses
 
 
 def test_a_loop_over_the_sdks_messages_never_needs_the_full_check(monkeypatch):

@@ -238,6 +238,16 @@ CASES = [
     Case("a tool name the API refuses", req(tools=[{**TOOL, "name": "run bash"}]), 400,
          "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
          TOOL_USE + " (tool names)"),
+    # The real API's 400, quoted with its request ids by API users:
+    # github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
+    # github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); checked 2026-12-01.
+    # Anthropic's docs do not state the pattern.
+    Case("a tool_use id with a character the API refuses",
+         req(messages=[USER, {"role": "assistant", "content": [{**USE, "id": "toolu:1"}]},
+                       {"role": "user", "content": [{**RESULT, "tool_use_id": "toolu:1"}]}]),
+         400, "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+         "github.com/BlockRunAI/ClawRouter/issues/17 (the API's 400 as users quote it), "
+         "checked 2026-12-01"),
     Case("continuing an unknown thread",
          req(thread={"type": "continue", "previous_message_id": "msg_gone"}), 404,
          "No usable Thread state was found for `previous_message_id`: msg_gone",
