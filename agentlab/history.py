@@ -501,17 +501,17 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
             elif kind != "thinking":
                 return False
         return not wanted and (pending_ok or not seen)
-    answered: list[str] = []  # a user turn: the results first, then text
+    answered = 0  # a user turn: the results first (in the calls' order here), then text
     for b in content:
         kind = _block_kind(b)
         if kind == "tool_result":
-            if len(answered) < len(wanted) and b["tool_use_id"] == wanted[len(answered)]:
-                answered.append(b["tool_use_id"])
+            if answered < len(wanted) and b["tool_use_id"] == wanted[answered]:
+                answered += 1
                 continue
             return False
-        if kind != "text" or not b["text"].strip() or len(answered) < len(wanted):
+        if kind != "text" or not b["text"].strip() or answered < len(wanted):
             return False
-    return len(answered) == len(wanted)
+    return answered == len(wanted)
 
 
 # --------------------------------------------------------------------------
