@@ -871,19 +871,25 @@ def pairing_table_html(
 def ended_text(ended: str | None, stop_reason: str | None) -> str:
     """Why a loop ended, in words: ``ended: turn limit``, or the model's stop_reason."""
     if ended in (None, "model"):
+        if stop_reason is None:  # a loop that started on the model's answer (no reply of its own)
+            return t("view.ended.answer")
         return t("view.ended.model", reason=stop_reason)
     return t("view.ended.other", why=t(f"view.ended.{ended}"))
 
 
-def decision_html(decision: Any, answered: str | None = None) -> str:
+def decision_html(decision: Any, answered: str | None = None, note: str = "") -> str:
     """The last Decision: stop reason, what the harness does, and why.
 
     ``answered``: the stop_reason of a reply that is in but not decided yet (the
     loop's next stage is decide), so the box never says the model has not answered.
+    ``note``: what to say instead when no decision was made (a loop that started
+    on a history ending with the model's turn says what it does with it).
     """
     title = section(t("view.decision.title"))
     if decision is None:
-        if answered is not None:
+        if note:
+            text = note
+        elif answered is not None:
             text = t("view.decision.pending", reason=answered)
         else:
             text = t("view.decision.none")

@@ -722,6 +722,14 @@ class LoopView(W.VBox):
             self.approval.layout.display = "none"
             self._update()
 
+    def _start_note(self) -> str:
+        """What the loop does with the history it was given, while it has made no
+        request and no decision (it ends on the model's turn); else ''."""
+        loop = self.loop
+        if loop.turns or loop.decision is not None or loop.ended not in (None, "model"):
+            return ""
+        return str(loop.explanation)
+
     def _show_results(self, results: list[dict[str, Any]]) -> None:
         runs = runs_of(self.loop)
         parts = []
@@ -758,7 +766,8 @@ class LoopView(W.VBox):
         elif loop.stage == "done":
             css, mark = ("al-ok", "✓") if loop.ended in (None, "model") else ("al-wait", "■")
             done = ended_text(loop.ended, loop.stop_reason)
-            why = "" if loop.ended in LIMITED else escape(loop.explanation)  # the box says it
+            # said in a box already: the limit's (with Continue), the start's (decision box)
+            why = "" if loop.ended in LIMITED or self._start_note() else escape(loop.explanation)
             text = f'<span class="{css}">{mark} {escape(done)}</span> {why}'
         elif self.error.value:
             text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
@@ -778,7 +787,7 @@ class LoopView(W.VBox):
         if stage == "decide":  # the reply is in, not decided yet
             self.decision.value = decision_html(None, answered=str(loop.stop_reason))
         else:
-            self.decision.value = decision_html(loop.decision)
+            self.decision.value = decision_html(loop.decision, note=self._start_note())
         self.turn_label.value = f'<div class="al-status">{escape(self._turn_text())}</div>'
         if not self._busy:
             self.status.value = self._status_html()
@@ -802,7 +811,7 @@ class LoopView(W.VBox):
         runs = runs_of(loop)
         left = (
             f'<div class="al-left"><div class="al-diagram">{diagram_svg(loop.stage, ended=loop.ended)}</div>'
-            f"{decision_html(loop.decision)}{self._tokens_html()}</div>"
+            f"{decision_html(loop.decision, note=self._start_note())}{self._tokens_html()}</div>"
         )
         right = (
             f'<div class="al-right">'
@@ -825,6 +834,8 @@ class LoopView(W.VBox):
         task = sum(1 for m in loop.result().new_messages if role_of(m) == "assistant")
         if task != n:
             return t("view.turn.task", n=n, k=task, max=loop.max_turns, messages=messages)
+        if n == 0:  # before the first request: no "turn 0"
+            return t("view.turn.none", max=loop.max_turns, messages=messages)
         return t("view.turn", n=n, max=loop.max_turns, messages=messages)
 
     def __repr__(self) -> str:
