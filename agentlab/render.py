@@ -283,7 +283,9 @@ def _markdown_it() -> Any:
     if _md is None:
         from markdown_it import MarkdownIt
 
-        md = MarkdownIt("commonmark", {"html": False}).enable("table")
+        # breaks: a single line break in the text shows as one (as chat UIs do), so
+        # an answer made of plain lines (a file listing) does not run into one paragraph
+        md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table")
 
         def image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
             """An image in model text never loads: it becomes a link to it (a fetch from
@@ -303,6 +305,7 @@ def _markdown_it() -> Any:
 
 def markdown(text: str) -> str:
     """Model text as HTML: CommonMark (plus tables) with raw HTML OFF, then sanitised.
+    Its line breaks show as written (``<br>``), as in chat UIs.
 
     Raw HTML in the text comes out escaped (``<script>`` shows as text);
     images become links; ``nh3`` keeps only plain tags, only http(s)/mailto
