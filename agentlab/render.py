@@ -45,6 +45,8 @@ __all__ = [
     "fold",
     "fold_markdown",
     "markdown",
+    "pairing_rows_html",
+    "pairing_table",
     "pairing_table_html",
     "result_html",
     "result_markdown",
@@ -821,25 +823,21 @@ def _status(p: Pairing, n_messages: int, run: Mapping[str, Any] | None) -> tuple
     return css, mark + t(f"view.status.{p.status}")
 
 
-def pairing_table_html(
-    messages: Sequence[Any],
+def pairing_rows_html(
+    rows: Sequence[Pairing],
+    n_messages: int,
     durations: Mapping[str, float] | None = None,
     runs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
-    """One row per tool_use: turn, id, tool, input (what really ran, if it was
-    edited), result status (denied, if it was), duration."""
-    rows = pairings(messages)
-    if not rows:
-        return f'<div class="al-muted">{escape(t("view.pairs.empty"))}</div>'
-    numbers = {p.id: k for k, p in enumerate(rows, 1)}  # the cards number pairs in the same order
-    head = "".join(
-        f"<th>{escape(t(f'view.pairs.{c}'))}</th>"
-        for c in ("pair", "turn", "id", "tool", "input", "status", "duration")
-    )
+    first: int = 1,
+) -> list[str]:
+    """The table's rows (``<tr>``) for ``rows``, numbered from ``first`` as the
+    cards number their pairs. ``n_messages``: the history's length (a call in
+    the last message is waiting for its results)."""
+    numbers = {p.id: k for k, p in enumerate(rows, first)}
     body = []
     for p in rows:
         run = (runs or {}).get(p.id)
-        css, status = _status(p, len(messages), run)
+        css, status = _status(p, n_messages, run)
         seconds = (durations or {}).get(p.id)
         denied = bool(run and run.get("verdict") == "denied")
         duration = f"{seconds:.2f} s" if seconds is not None and not denied else "—"
@@ -859,11 +857,32 @@ def pairing_table_html(
             f'<td class="al-mono al-wrap">{shown}</td>'
             f'<td class="{css}">{escape(status)}</td><td>{duration}</td></tr>'
         )
+    return body
+
+
+def pairing_table(body: Sequence[str]) -> str:
+    """The table around rows made by ``pairing_rows_html`` (a note if there are none)."""
+    if not body:
+        return f'<div class="al-muted">{escape(t("view.pairs.empty"))}</div>'
+    head = "".join(
+        f"<th>{escape(t(f'view.pairs.{c}'))}</th>"
+        for c in ("pair", "turn", "id", "tool", "input", "status", "duration")
+    )
     title = f'<div class="al-section">{escape(t("view.pairs.title"))}</div>'
     return (
         f'{title}<div class="al-tablebox"><table class="al-pairs"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+def pairing_table_html(
+    messages: Sequence[Any],
+    durations: Mapping[str, float] | None = None,
+    runs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """One row per tool_use: turn, id, tool, input (what really ran, if it was
+    edited), result status (denied, if it was), duration."""
+    return pairing_table(pairing_rows_html(pairings(messages), len(messages), durations, runs))
 
 
 # --------------------------------------------------------------------------

@@ -302,6 +302,41 @@ def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) 
     assert repr(view) == "PairingView(pairs=1)"
 
 
+def test_pairing_view_draws_only_the_rows_that_can_change_and_matches_a_full_redraw(
+    tmp_path: Path,
+) -> None:
+    from agentlab.render import pairing_table_html, runs_of
+
+    def full(loop: al.AgentLoop) -> str:
+        return pairing_table_html(loop.messages, loop.durations, runs_of(loop))
+
+    calls = [tool_use("bash", {"command": f"echo {k}"}) for k in range(3)]
+    again = tool_use("bash", {"command": "echo 9"}, id="toolu_again")
+    client = ScriptedClient([[text("a"), *calls[:2]], [calls[2]], "done", [again], "ok"])
+    loop = al.AgentLoop(
+        client,
+        "go",
+        tools=[bash_tool(cwd=tmp_path)],
+        approve=lambda use: "no" if "1" in str(use.input) else True,
+    )
+    view = PairingView(loop)
+    while not loop.done:
+        if loop.step() in ("request", "append"):  # the stages that append (the view's cue)
+            assert view.table.value == full(loop)
+    assert view._from == len(loop.messages) - 1 and len(view._settled) == 3  # nothing redrawn
+    assert "✗ denied" in view.table.value
+    loop.ask("again")
+    loop.run()
+    assert view.table.value == full(loop) and ">4<" in view.table.value  # the 4th pair
+    loop.reset()
+    assert view.table.value == full(loop) and "No tool calls yet." in view.table.value
+    messages = [{"role": "user", "content": "hi"}]  # a plain list changed by hand
+    plain = PairingView(messages)
+    messages[:] = tool_turn()
+    plain._grow()
+    assert plain.table.value == pairing_table_html(messages)
+
+
 # --------------------------------------------------------------------------- LoopView
 
 

@@ -317,6 +317,8 @@ class LoopView(W.VBox):
             columns,
         ) + ((self.shortcuts,) if self.shortcuts is not None else ())
 
+        self._counts = [0]  # _replies: assistant replies in messages[:k], for each k
+        self._counted: Any = None  # the last message counted
         self._goal: Goal | None = None
         self._cooperative = False  # a click's run: give the kernel a turn between stages
         self._busy = False
@@ -825,13 +827,27 @@ class LoopView(W.VBox):
             f'{self._status_html()}<div class="al-columns">{left}{right}</div></div>'
         )
 
+    def _replies(self, k: int) -> int:
+        """How many assistant replies ``messages[:k]`` holds, counted once per message
+        (the header is drawn after every stage, with 2,000 messages too)."""
+        messages, counts = self.loop.messages, self._counts
+        done = len(counts) - 1
+        if done > len(messages) or (done and messages[done - 1] is not self._counted):
+            del counts[1:]  # the list changed (a reset): count again
+            done = 0
+        for m in messages[done:]:
+            counts.append(counts[-1] + (role_of(m) == "assistant"))
+        if messages:
+            self._counted = messages[-1]
+        return counts[min(k, len(messages))]
+
     def _turn_text(self) -> str:
         """The turn number as the pairs table counts it (assistant replies in the history)."""
         loop = self.loop
-        n = sum(1 for m in loop.messages if role_of(m) == "assistant")
+        n = self._replies(len(loop.messages))
         messages = tn("view.count.messages", len(loop.messages))
         # max_turns counts the current task's requests: say so when earlier tasks replied too
-        task = sum(1 for m in loop.result().new_messages if role_of(m) == "assistant")
+        task = n - self._replies(loop.result().start)
         if task != n:
             return t("view.turn.task", n=n, k=task, max=loop.max_turns, messages=messages)
         if n == 0:  # before the first request: no "turn 0"
