@@ -1141,6 +1141,8 @@ def test_a_view_over_a_finished_conversation_shows_the_ask_box_and_asks_a_follow
     assert client.requests[0]["messages"][-1] == {"role": "user", "content": "Again?"}
     assert loop.ended == "model" and loop.stop_reason == "end_turn" and not view.error.value
     assert "Sure, here it is again." in html_of(view.history)
+    assert "turn 2 (this task: 1 of at most 20) · 4 messages<" in view.turn_label.value
     view.reset()  # back to the conversation as given: done again, Ask box shown
     assert loop.stage == "done" and len(loop.messages) == 2
+    assert "turn 1 (at most 20 per task) · 2 messages<" in view.turn_label.value
     assert view.ask_row.layout.display == "flex"
