@@ -461,6 +461,10 @@ EN: dict[str, str] = {
     "view.turn.task": "turn {n} (this task: {k} of at most {max}) · {messages}",
     # lead: the API's pattern for tool_use ids
     "hint.tool_use_id": "A tool_use id may hold only letters, digits, _ and -: the API refuses any other character.",
+    # fin (QA pass 4): a loop over a finished conversation; the header before any request
+    "loop.start.answered": "The conversation ends on the model's answer: there is nothing to send until you ask a follow-up (a request ending on the model's own turn would be a prefill, which the API refuses on models such as claude-sonnet-5-5).",
+    "view.turn.none": "no turn yet (at most {max} per task) · {messages}",
+    "view.ended.answer": "ended: the history ends on the model's answer",
 }
 
 ZH: dict[str, str] = {
@@ -889,6 +893,10 @@ ZH: dict[str, str] = {
     "view.turn.task": "第 {n} 轮（本任务：{k} 轮，最多 {max} 轮）· {messages}",
     # lead: the API's pattern for tool_use ids
     "hint.tool_use_id": "tool_use 的 id 只能包含字母、数字、_ 和 -：其他字符 API 一律拒绝。",
+    # fin (QA pass 4): a loop over a finished conversation; the header before any request
+    "loop.start.answered": "对话以模型的回答结束：在你追问之前没有什么可以发送的（以模型自己的一轮结尾的请求就是 prefill，claude-sonnet-5-5 等模型的 API 会拒绝）。",
+    "view.turn.none": "还没有轮次（每个任务最多 {max} 轮）· {messages}",
+    "view.ended.answer": "结束：历史以模型的回答结尾",
 }
 
 STRINGS: dict[str, dict[str, str]] = {"en": EN, "zh": ZH}

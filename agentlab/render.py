@@ -45,6 +45,8 @@ __all__ = [
     "fold",
     "fold_markdown",
     "markdown",
+    "pairing_rows_html",
+    "pairing_table",
     "pairing_table_html",
     "result_html",
     "result_markdown",
@@ -284,7 +286,9 @@ def _markdown_it() -> Any:
     if _md is None:
         from markdown_it import MarkdownIt
 
-        md = MarkdownIt("commonmark", {"html": False}).enable("table")
+        # breaks: a single line break in the text shows as one (as chat UIs do), so
+        # an answer made of plain lines (a file listing) does not run into one paragraph
+        md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table")
 
         def image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
             """An image in model text never loads: it becomes a link to it (a fetch from
@@ -304,6 +308,7 @@ def _markdown_it() -> Any:
 
 def markdown(text: str) -> str:
     """Model text as HTML: CommonMark (plus tables) with raw HTML OFF, then sanitised.
+    Its line breaks show as written (``<br>``), as in chat UIs.
 
     Raw HTML in the text comes out escaped (``<script>`` shows as text);
     images become links; ``nh3`` keeps only plain tags, only http(s)/mailto
@@ -819,25 +824,21 @@ def _status(p: Pairing, n_messages: int, run: Mapping[str, Any] | None) -> tuple
     return css, mark + t(f"view.status.{p.status}")
 
 
-def pairing_table_html(
-    messages: Sequence[Any],
+def pairing_rows_html(
+    rows: Sequence[Pairing],
+    n_messages: int,
     durations: Mapping[str, float] | None = None,
     runs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
-    """One row per tool_use: turn, id, tool, input (what really ran, if it was
-    edited), result status (denied, if it was), duration."""
-    rows = pairings(messages)
-    if not rows:
-        return f'<div class="al-muted">{escape(t("view.pairs.empty"))}</div>'
-    numbers = {p.id: k for k, p in enumerate(rows, 1)}  # the cards number pairs in the same order
-    head = "".join(
-        f"<th>{escape(t(f'view.pairs.{c}'))}</th>"
-        for c in ("pair", "turn", "id", "tool", "input", "status", "duration")
-    )
+    first: int = 1,
+) -> list[str]:
+    """The table's rows (``<tr>``) for ``rows``, numbered from ``first`` as the
+    cards number their pairs. ``n_messages``: the history's length (a call in
+    the last message is waiting for its results)."""
+    numbers = {p.id: k for k, p in enumerate(rows, first)}
     body = []
     for p in rows:
         run = (runs or {}).get(p.id)
-        css, status = _status(p, len(messages), run)
+        css, status = _status(p, n_messages, run)
         seconds = (durations or {}).get(p.id)
         denied = bool(run and run.get("verdict") == "denied")
         duration = f"{seconds:.2f} s" if seconds is not None and not denied else "—"
@@ -857,11 +858,32 @@ def pairing_table_html(
             f'<td class="al-mono al-wrap">{shown}</td>'
             f'<td class="{css}">{escape(status)}</td><td>{duration}</td></tr>'
         )
+    return body
+
+
+def pairing_table(body: Sequence[str]) -> str:
+    """The table around rows made by ``pairing_rows_html`` (a note if there are none)."""
+    if not body:
+        return f'<div class="al-muted">{escape(t("view.pairs.empty"))}</div>'
+    head = "".join(
+        f"<th>{escape(t(f'view.pairs.{c}'))}</th>"
+        for c in ("pair", "turn", "id", "tool", "input", "status", "duration")
+    )
     title = f'<div class="al-section">{escape(t("view.pairs.title"))}</div>'
     return (
         f'{title}<div class="al-tablebox"><table class="al-pairs"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+def pairing_table_html(
+    messages: Sequence[Any],
+    durations: Mapping[str, float] | None = None,
+    runs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """One row per tool_use: turn, id, tool, input (what really ran, if it was
+    edited), result status (denied, if it was), duration."""
+    return pairing_table(pairing_rows_html(pairings(messages), len(messages), durations, runs))
 
 
 # --------------------------------------------------------------------------
@@ -872,19 +894,25 @@ def pairing_table_html(
 def ended_text(ended: str | None, stop_reason: str | None) -> str:
     """Why a loop ended, in words: ``ended: turn limit``, or the model's stop_reason."""
     if ended in (None, "model"):
+        if stop_reason is None:  # a loop that started on the model's answer (no reply of its own)
+            return t("view.ended.answer")
         return t("view.ended.model", reason=stop_reason)
     return t("view.ended.other", why=t(f"view.ended.{ended}"))
 
 
-def decision_html(decision: Any, answered: str | None = None) -> str:
+def decision_html(decision: Any, answered: str | None = None, note: str = "") -> str:
     """The last Decision: stop reason, what the harness does, and why.
 
     ``answered``: the stop_reason of a reply that is in but not decided yet (the
     loop's next stage is decide), so the box never says the model has not answered.
+    ``note``: what to say instead when no decision was made (a loop that started
+    on a history ending with the model's turn says what it does with it).
     """
     title = section(t("view.decision.title"))
     if decision is None:
-        if answered is not None:
+        if note:
+            text = note
+        elif answered is not None:
             text = t("view.decision.pending", reason=answered)
         else:
             text = t("view.decision.none")

@@ -104,8 +104,8 @@ class AgentLoop:
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
         self._start = self._first = max(0, len(self.messages) - 1)  # the task's index
         self._initial = list(self.messages)
-        self._asked_at = len(self.messages)  # where the last request's reply goes
         self._clear()
+        self._begin()
 
     def _clear(self) -> None:
         self.stage: Stage = "request"
@@ -122,6 +122,29 @@ class AgentLoop:
         self.explanation = ""
         self.error: RequestError | None = None
         self.stopped_at: str | None = None  # the stage an interrupt or error stopped
+
+    def _begin(self) -> None:
+        """Where a new (or reset) loop starts, read from the history it was given.
+
+        Ending on a user turn (the task, tool results): the next stage is request.
+        Ending on an assistant turn, the conversation is the model's answer:
+        sending it again would be a prefill, which models such as
+        claude-sonnet-5-5 refuse (ECOSYSTEM.md), so the loop starts as done and
+        waits for a follow-up (``ask``). A plain history keeps no stop_reason,
+        so a reply that paused (pause_turn) cannot be told from a finished one
+        here; a loop that gets the paused reply itself still sends it back.
+        An assistant turn with tool calls that have no results is not an
+        answer: those calls need their results before anything else, and this
+        loop did not ask for them, so it leaves them to the caller (the request
+        stage reports the API's 400; no follow-up can be added before them).
+        """
+        self._asked_at = len(self.messages)  # where the next request's reply goes
+        last = self.messages[-1] if self.messages else None
+        if not isinstance(last, dict) or last.get("role") != "assistant":
+            return
+        if not _pending(self.messages, len(self.messages) - 1):
+            self.stage, self.ended = "done", "model"
+            self.explanation = t("loop.start.answered")
 
     # -- events -------------------------------------------------------------
     def subscribe(self, fn: Callable[[Event], None]) -> None:
@@ -366,8 +389,9 @@ class AgentLoop:
     def reset(self) -> None:
         """Put the history back as it was when the loop was made, and start over."""
         self.messages[:] = self._initial
-        self._start, self._asked_at = self._first, len(self._initial)
+        self._start = self._first
         self._clear()
+        self._begin()
         if self._listeners:
             self._emit("reset")
 

@@ -4,7 +4,9 @@ Python side: appends messages to a HistoryView that already holds 20 messages
 and to one that holds 2,000, the way a bound AgentLoop does it (``append`` the
 message, then the "append" event), and prints the time per appended message
 and the ratio (target <= 2: an append must not redraw what is already there).
-Then times building a view of 500 messages from scratch.
+Then the same for a LoopView: one stage (Next stage) over a history of 21
+messages and one of 2,001, side by side, with the widget state each stage
+sends to the browser. Then times building a view of 500 messages from scratch.
 
 Browser side (``--browser``, needs Chromium and JupyterLab as the browser
 tests do): the browser's own clock (``performance.now()``) from running a cell
@@ -104,6 +106,50 @@ def build(n: int) -> float:
     assert len(view.cards) == len(messages)
     view.close()
     return elapsed
+
+
+@al.tool
+def noop(command: str) -> str:
+    """Do nothing (the stage's own cost is measured, not a shell's)."""
+    return "ok"
+
+
+STAGES = 40  # stages per LoopView measurement (ten turns)
+
+
+def per_stage(n: int) -> tuple[float, float]:
+    """Seconds per stage of a LoopView (Next stage, as a click runs it) over a
+    history of ``n`` messages, and the bytes of widget state it sends per stage."""
+    import json
+
+    import ipywidgets as W
+
+    from agentlab.offline import ScriptedClient, tool_use
+    from agentlab.widgets import LoopView
+
+    client = ScriptedClient(lambda request: [tool_use("noop", {"command": "true"})])
+    loop = al.AgentLoop(client, history(n), tools=[noop], max_turns=10**6)
+    view = LoopView(loop)
+    # Left out: the first request, where the client checks the whole history once and
+    # the first in a session imports anthropic (about 1.3 s here, at 20 messages as at 2,000)
+    view.next_stage()
+    sent = [0]
+    send = W.Widget._send
+
+    def counting(self: Any, msg: Any, buffers: Any = None) -> None:
+        sent[0] += len(json.dumps(msg.get("state", {}), default=str))
+
+    W.Widget._send = counting  # what would go to the browser (there is no comm here)
+    try:
+        start = time.perf_counter()
+        for _ in range(STAGES):
+            view.next_stage()
+        elapsed = time.perf_counter() - start
+    finally:
+        W.Widget._send = send
+    assert not view.error.value and loop.turns > STAGES // 4
+    view.close()
+    return elapsed / STAGES, sent[0] / STAGES
 
 
 # --------------------------------------------------------------------------- in the browser
@@ -346,6 +392,20 @@ def main() -> None:
     print(f"append one message, view of   20 messages: {s * 1e3:7.3f} ms")
     print(f"append one message, view of 2000 messages: {big * 1e3:7.3f} ms")
     print(f"ratio 2000/20: {big / s:.2f}  (target <= 2)")
+    per_stage(20)  # warm up
+    small_views, large_views = [], []
+    for _ in range(REPEATS):
+        small_views.append(per_stage(20))
+        large_views.append(per_stage(2000))
+    s, big = (statistics.median(x[0] for x in v) for v in (small_views, large_views))
+    s_bytes, big_bytes = (statistics.median(x[1] for x in v) for v in (small_views, large_views))
+    print(
+        f"one stage of a LoopView,   21 messages: {s * 1e3:7.3f} ms, {s_bytes / 1e3:6.1f} kB sent"
+    )
+    print(
+        f"one stage of a LoopView, 2001 messages: {big * 1e3:7.3f} ms, {big_bytes / 1e3:6.1f} kB sent"
+    )
+    print(f"ratio 2001/21: {big / s:.2f} in time, {big_bytes / s_bytes:.2f} in bytes")
     builds = [build(500) for _ in range(3)]
     print(f"build a view of 500 messages: {statistics.median(builds):.2f} s")
 

@@ -443,3 +443,62 @@ def test_the_stages_file_holds_the_four_stages_and_imports_no_view():
     assert not any(
         m.startswith(("agentlab.widgets", "agentlab.render", "ipywidgets")) for m in imported
     )
+
+
+# --- a loop over a history that ends on the model's turn -------------------
+
+
+def answered(*content):
+    """A conversation that ends on an assistant turn holding ``content``."""
+    return [{"role": "user", "content": "Do it"}, {"role": "assistant", "content": list(content)}]
+
+
+def test_a_loop_over_a_finished_conversation_starts_done_and_takes_a_follow_up():
+    # A request ending on the model's own turn is a prefill, refused on
+    # claude-sonnet-5-5 (ECOSYSTEM.md, "The real API today"); the offline client
+    # says so too. The loop starts done, waiting for ask().
+    client = ScriptedClient(["second answer"])
+    loop = al.AgentLoop(client, answered(text("first answer")), tools=[echo])
+    assert loop.stage == "done" and loop.ended == "model" and loop.turns == 0
+    assert "follow-up" in loop.explanation
+    assert loop.step() == "done" and client.requests == []  # nothing sent
+    assert loop.result().text == "first answer"
+    assert loop.ask("and then?").run().text == "second answer"
+    assert al.validate(loop.messages) == [] and len(loop.messages) == 4
+
+
+def test_agent_loop_on_a_finished_conversation_sends_nothing():
+    client = ScriptedClient([])
+    messages = answered(text("the answer"))
+    result = al.agent_loop(messages, client, tools=[echo])
+    assert result.ended == "model" and result.text == "the answer" and client.requests == []
+
+
+def test_reset_puts_a_loop_over_a_finished_conversation_back_to_done():
+    client = ScriptedClient(["more"])
+    loop = al.AgentLoop(client, answered(text("first")), tools=[echo])
+    loop.ask("again").run()
+    loop.reset()
+    assert loop.stage == "done" and loop.ended == "model" and len(loop.messages) == 2
+
+
+def test_unanswered_calls_the_history_ends_on_are_not_taken_for_an_answer():
+    # They need their results before anything else (no follow-up can go before
+    # them), and this loop did not ask for them: it does not answer them itself
+    # (test_interrupts: a broken history is reported, not patched).
+    messages = answered(text("Writing."), tool_use("echo", {"words": "x"}, id="toolu_left"))
+    loop = al.AgentLoop(ScriptedClient(["x"]), messages, tools=[echo])
+    assert loop.stage == "request" and loop.ended is None
+    with pytest.raises(al.HistoryError):
+        loop.ask("something else")
+    assert len(messages) == 2
+
+
+def test_a_paused_reply_the_loop_got_itself_is_still_sent_back():
+    # pause_turn (platform.claude.com/docs/en/build-with-claude/handling-stop-reasons):
+    # the reply goes back as it is and the model carries on. Only a fresh loop
+    # over a plain history cannot tell a paused reply from a finished one.
+    client = ScriptedClient([make_message("half", "pause_turn"), "whole"])
+    loop = al.AgentLoop(client, task(), tools=[echo])
+    assert loop.run().text == "whole" and loop.turns == 2
+    assert client.requests[1]["messages"][-1]["role"] == "assistant"

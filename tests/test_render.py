@@ -458,6 +458,31 @@ def test_a_long_answer_folds_after_its_first_lines() -> None:
     assert "<details" not in fold_markdown("short\nanswer")
 
 
+def test_model_text_keeps_its_line_breaks() -> None:
+    # QA pass 4: "line 0\nline 1..." (a file listing) read as one run-on paragraph
+    html = markdown("line 0\nline 1\nline 2\n\nnext paragraph")
+    assert re.search(r"line 0<br\s*/?>\s*line 1<br\s*/?>\s*line 2</p>", html), html
+    assert html.count("<p>") == 2
+    assert markdown("two spaces  \nbreak").count("<br") == 1  # a hard break stays one
+
+
+def test_line_breaks_leave_code_lists_and_escaping_alone() -> None:
+    html = markdown("Files:\n```\na.py\nb.py\n```\n- one\n- two\n\n<script>x</script>\nend")
+    code = html.split("<pre><code>", 1)[1].split("</code></pre>", 1)[0]
+    assert code == "a.py\nb.py\n"  # no <br> inside code
+    assert "<li>one</li>" in html and "<li>two</li>" in html
+    assert "&lt;script&gt;x&lt;/script&gt;<br" in html
+    assert_inert(html)
+
+
+def test_a_long_listing_folds_and_keeps_its_line_breaks_on_both_sides() -> None:
+    answer = "\n".join(f"line {i}" for i in range(200))
+    head, rest = fold_markdown(answer).split("<details", 1)
+    assert head.count("<br") == 19 and rest.count("<br") == 179
+    assert "show 180 more lines" in rest
+    assert_inert(head + "<details" + rest)
+
+
 def test_a_fenced_block_cut_by_the_fold_stays_code_on_both_sides() -> None:
     answer = "Here:\n```python\n" + "\n".join(f"x = {i}" for i in range(60)) + "\n```\nDone."
     head, rest = fold_markdown(answer).split("<details", 1)

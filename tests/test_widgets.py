@@ -302,6 +302,41 @@ def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) 
     assert repr(view) == "PairingView(pairs=1)"
 
 
+def test_pairing_view_draws_only_the_rows_that_can_change_and_matches_a_full_redraw(
+    tmp_path: Path,
+) -> None:
+    from agentlab.render import pairing_table_html, runs_of
+
+    def full(loop: al.AgentLoop) -> str:
+        return pairing_table_html(loop.messages, loop.durations, runs_of(loop))
+
+    calls = [tool_use("bash", {"command": f"echo {k}"}) for k in range(3)]
+    again = tool_use("bash", {"command": "echo 9"}, id="toolu_again")
+    client = ScriptedClient([[text("a"), *calls[:2]], [calls[2]], "done", [again], "ok"])
+    loop = al.AgentLoop(
+        client,
+        "go",
+        tools=[bash_tool(cwd=tmp_path)],
+        approve=lambda use: "no" if "1" in str(use.input) else True,
+    )
+    view = PairingView(loop)
+    while not loop.done:
+        if loop.step() in ("request", "append"):  # the stages that append (the view's cue)
+            assert view.table.value == full(loop)
+    assert view._from == len(loop.messages) - 1 and len(view._settled) == 3  # nothing redrawn
+    assert "✗ denied" in view.table.value
+    loop.ask("again")
+    loop.run()
+    assert view.table.value == full(loop) and ">4<" in view.table.value  # the 4th pair
+    loop.reset()
+    assert view.table.value == full(loop) and "No tool calls yet." in view.table.value
+    messages = [{"role": "user", "content": "hi"}]  # a plain list changed by hand
+    plain = PairingView(messages)
+    messages[:] = tool_turn()
+    plain._grow()
+    assert plain.table.value == pairing_table_html(messages)
+
+
 # --------------------------------------------------------------------------- LoopView
 
 
@@ -370,7 +405,8 @@ def test_a_full_turn_stepped_by_clicks(tmp_path: Path) -> None:
     view = LoopView(loop)
     assert repr(view) == "LoopView(stage='request', turns=0, messages=1)"
     assert lit_nodes(view) == ["request"]
-    assert "turn 0 (at most 20 per task) · 1 message<" in view.turn_label.value
+    # before any request the header says so, not "turn 0"
+    assert "no turn yet (at most 20 per task) · 1 message<" in view.turn_label.value
     assert "No decision yet" in view.decision.value
 
     view.next_button.click()  # request
@@ -1064,3 +1100,49 @@ def test_the_running_status_line_shows_a_long_command_on_one_short_line(
     assert len(seen) == 1 and "Running execute: " in seen[0]
     assert len(seen[0]) < 300 and "\n" not in seen[0], seen[0][:400]
     assert " ".join(command[:40].split()) in unescape(seen[0])
+
+
+def test_the_header_says_no_turn_yet_before_the_first_request_in_both_languages(
+    tmp_path: Path,
+) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert "turn 0" not in view.turn_label.value and "no turn yet" in view._repr_html_()
+    view.next_button.click()  # request: the first reply is turn 1
+    assert "turn 1 (at most 20 per task)" in view.turn_label.value
+    set_language("zh")
+    try:
+        loop2, _ = hello_loop(tmp_path)
+        label = LoopView(loop2).turn_label.value
+        assert "还没有轮次（每个任务最多 20 轮）" in label and "第 0 轮" not in label
+    finally:
+        set_language("en")
+
+
+def test_a_view_over_a_finished_conversation_shows_the_ask_box_and_asks_a_follow_up(
+    tmp_path: Path,
+) -> None:
+    # QA pass 4: a history ending on the model's answer started at "request", so
+    # the Ask box was hidden and Next stage sent a prefill (refused with a 400).
+    messages = [
+        {"role": "user", "content": "List the folders."},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    client = ScriptedClient(["Sure, here it is again."])
+    loop = al.AgentLoop(client, messages, tools=[bash_tool(cwd=tmp_path)])
+    view = LoopView(loop)
+    assert loop.stage == "done" and view.ask_row.layout.display == "flex"
+    assert view.next_button.disabled and not view.error.value
+    assert "No decision yet" not in view.decision.value
+    assert "ask a follow-up" in view.decision.value
+    assert "stop_reason None" not in view.status.value
+    assert "the history ends on the model" in view.status.value
+    view.ask("Again?")
+    assert client.requests[0]["messages"][-1] == {"role": "user", "content": "Again?"}
+    assert loop.ended == "model" and loop.stop_reason == "end_turn" and not view.error.value
+    assert "Sure, here it is again." in html_of(view.history)
+    assert "turn 2 (this task: 1 of at most 20) · 4 messages<" in view.turn_label.value
+    view.reset()  # back to the conversation as given: done again, Ask box shown
+    assert loop.stage == "done" and len(loop.messages) == 2
+    assert "turn 1 (at most 20 per task) · 2 messages<" in view.turn_label.value
+    assert view.ask_row.layout.display == "flex"

@@ -317,6 +317,8 @@ class LoopView(W.VBox):
             columns,
         ) + ((self.shortcuts,) if self.shortcuts is not None else ())
 
+        self._counts = [0]  # _replies: assistant replies in messages[:k], for each k
+        self._counted: Any = None  # the last message counted
         self._goal: Goal | None = None
         self._cooperative = False  # a click's run: give the kernel a turn between stages
         self._busy = False
@@ -722,6 +724,14 @@ class LoopView(W.VBox):
             self.approval.layout.display = "none"
             self._update()
 
+    def _start_note(self) -> str:
+        """What the loop does with the history it was given, while it has made no
+        request and no decision (it ends on the model's turn); else ''."""
+        loop = self.loop
+        if loop.turns or loop.decision is not None or loop.ended not in (None, "model"):
+            return ""
+        return str(loop.explanation)
+
     def _show_results(self, results: list[dict[str, Any]]) -> None:
         runs = runs_of(self.loop)
         parts = []
@@ -758,7 +768,8 @@ class LoopView(W.VBox):
         elif loop.stage == "done":
             css, mark = ("al-ok", "✓") if loop.ended in (None, "model") else ("al-wait", "■")
             done = ended_text(loop.ended, loop.stop_reason)
-            why = "" if loop.ended in LIMITED else escape(loop.explanation)  # the box says it
+            # said in a box already: the limit's (with Continue), the start's (decision box)
+            why = "" if loop.ended in LIMITED or self._start_note() else escape(loop.explanation)
             text = f'<span class="{css}">{mark} {escape(done)}</span> {why}'
         elif self.error.value:
             text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
@@ -778,7 +789,7 @@ class LoopView(W.VBox):
         if stage == "decide":  # the reply is in, not decided yet
             self.decision.value = decision_html(None, answered=str(loop.stop_reason))
         else:
-            self.decision.value = decision_html(loop.decision)
+            self.decision.value = decision_html(loop.decision, note=self._start_note())
         self.turn_label.value = f'<div class="al-status">{escape(self._turn_text())}</div>'
         if not self._busy:
             self.status.value = self._status_html()
@@ -802,7 +813,7 @@ class LoopView(W.VBox):
         runs = runs_of(loop)
         left = (
             f'<div class="al-left"><div class="al-diagram">{diagram_svg(loop.stage, ended=loop.ended)}</div>'
-            f"{decision_html(loop.decision)}{self._tokens_html()}</div>"
+            f"{decision_html(loop.decision, note=self._start_note())}{self._tokens_html()}</div>"
         )
         right = (
             f'<div class="al-right">'
@@ -816,15 +827,31 @@ class LoopView(W.VBox):
             f'{self._status_html()}<div class="al-columns">{left}{right}</div></div>'
         )
 
+    def _replies(self, k: int) -> int:
+        """How many assistant replies ``messages[:k]`` holds, counted once per message
+        (the header is drawn after every stage, with 2,000 messages too)."""
+        messages, counts = self.loop.messages, self._counts
+        done = len(counts) - 1
+        if done > len(messages) or (done and messages[done - 1] is not self._counted):
+            del counts[1:]  # the list changed (a reset): count again
+            done = 0
+        for m in messages[done:]:
+            counts.append(counts[-1] + (role_of(m) == "assistant"))
+        if messages:
+            self._counted = messages[-1]
+        return counts[min(k, len(messages))]
+
     def _turn_text(self) -> str:
         """The turn number as the pairs table counts it (assistant replies in the history)."""
         loop = self.loop
-        n = sum(1 for m in loop.messages if role_of(m) == "assistant")
+        n = self._replies(len(loop.messages))
         messages = tn("view.count.messages", len(loop.messages))
         # max_turns counts the current task's requests: say so when earlier tasks replied too
-        task = sum(1 for m in loop.result().new_messages if role_of(m) == "assistant")
+        task = n - self._replies(loop.result().start)
         if task != n:
             return t("view.turn.task", n=n, k=task, max=loop.max_turns, messages=messages)
+        if n == 0:  # before the first request: no "turn 0"
+            return t("view.turn.none", max=loop.max_turns, messages=messages)
         return t("view.turn", n=n, max=loop.max_turns, messages=messages)
 
     def __repr__(self) -> str:
