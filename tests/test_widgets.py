@@ -1146,3 +1146,16 @@ def test_a_view_over_a_finished_conversation_shows_the_ask_box_and_asks_a_follow
     assert loop.stage == "done" and len(loop.messages) == 2
     assert "turn 1 (at most 20 per task) · 2 messages<" in view.turn_label.value
     assert view.ask_row.layout.display == "flex"
+
+
+def test_a_loop_view_loads_the_sdk_so_the_first_click_does_not_wait_for_it():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agentlab as al; loop = al.AgentLoop(al.ScriptedClient(['x']), 'hi'); "
+        "before = 'anthropic' in sys.modules; al.LoopView(loop); "
+        "print(before, 'anthropic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

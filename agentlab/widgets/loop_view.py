@@ -162,6 +162,10 @@ class LoopView(W.VBox):
 
     def __init__(self, loop: Any, *, confirm: bool | None = None) -> None:
         super().__init__()
+        # The offline clients load the SDK on their first request (about a second):
+        # load it with the view, so the first click is as quick as the others.
+        import anthropic.types  # noqa: F401
+
         self.loop = loop
         self.add_class("al-root")
         self.add_class("al-loop")
