@@ -337,14 +337,7 @@ class AgentLoop:
                 return stage
             if self._listeners:
                 self._emit("stage", stage=stage)
-            if stage == "request":
-                self._request()
-            elif stage == "decide":
-                self._decide()
-            elif stage == "execute":
-                self._execute()
-            else:
-                self._append()
+            _STAGES[stage](self)
             return stage
         except RequestError:  # nothing was added: the same request can be tried again
             raise
@@ -364,10 +357,12 @@ class AgentLoop:
             raise self._stop(e) from None
 
     def run(self) -> LoopResult:
-        """Run to the end and return the result."""
+        """Run to the end and return the result (``step`` after ``step``, written out)."""
         try:
-            while self.stage != "done":
-                self.step()
+            while (stage := self.stage) != "done":
+                if self._listeners:
+                    self._emit("stage", stage=stage)
+                _STAGES[stage](self)
             return self.result()
         except RequestError:
             raise
@@ -409,6 +404,15 @@ class AgentLoop:
 
     def __repr__(self) -> str:
         return f"AgentLoop(stage={self.stage!r}, turns={self.turns}, messages={len(self.messages)})"
+
+
+# What each stage runs (``step`` and ``run`` look it up by the stage's name).
+_STAGES: dict[str, Callable[[AgentLoop], None]] = {
+    "request": AgentLoop._request,
+    "decide": AgentLoop._decide,
+    "execute": AgentLoop._execute,
+    "append": AgentLoop._append,
+}
 
 
 def agent_loop(
