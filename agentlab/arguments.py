@@ -52,8 +52,7 @@ def tool_use_list(tool_uses: Any) -> list[Any]:
             raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
     uses = list(tool_uses)
     for use in uses:
-        kind = use.get("type") if type(use) is dict else getattr(use, "type", None)
+        kind = _type(use)
         if kind != "tool_use":  # execute(response.content): text blocks too
-            kind = _type(use) or type(use).__name__
-            raise TypeError(t("loopcore.wrong.execute_content", kind=kind))
+            raise TypeError(t("loopcore.wrong.execute_content", kind=kind or type(use).__name__))
     return uses

@@ -29,11 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.schema import (
-    _MESSAGE_KEYS,
-    TOOL_USE_ID,
-    _block_kind,
-)  # the shapes of the turns a loop writes
+from agentlab.schema import _MESSAGE_KEYS, TOOL_USE_ID, _block_kind  # shapes a loop writes
 
 __all__ = [
     "HistoryError",

@@ -133,14 +133,14 @@ def fields(td: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
 _MESSAGE_KEYS = frozenset({"role", "content"})
 _TEXT_KEYS = frozenset({"type", "text"})
 _TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 # The pattern the API holds a tool_use id to. Its 400 reads "messages.1.content.1.tool_use.id:
 # String should match pattern '^[a-zA-Z0-9_-]+$'", as quoted from the real API (with request
 # ids) in github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
 # github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); Anthropic's docs do not state it.
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 _ID_OK = TOOL_USE_ID.fullmatch
-_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
-_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
 
 
 def _common(message: Any) -> bool:
