@@ -158,7 +158,7 @@ def growth(runs: list[tuple[float, list[float], list[Any]]]) -> float:
     return late / early
 
 
-def compare(kind: str, label: str, target: float | None) -> float:
+def compare(kind: str, label: str, target: float | None) -> None:
     measure(agentlab_loop, kind)  # warm up imports and caches
     bare, ours = [], []
     for _ in range(ROUNDS):  # interleaved: both see the same load
@@ -175,7 +175,6 @@ def compare(kind: str, label: str, target: float | None) -> float:
     print(
         f"  the bare loop's, on the same client       : {growth(bare):.2f}   (the client's share)"
     )
-    return (t_ours - t_bare) / TURNS * 1e6
 
 
 def bookkeeping() -> None:
