@@ -28,6 +28,7 @@ from typing import Any
 
 from agentlab.history import Pairing, Problem, blocks, check_at, pairings, result_text
 from agentlab.i18n import t
+from agentlab.terminal import _BIDI
 
 __all__ = [
     "PALETTE",
@@ -82,7 +83,7 @@ SLOTS = 16  # tool calls per message whose pair the shared stylesheet lights (se
 # history with more parallel calls than that brings the rules for the rest
 # (``slots_style``), so nobody else pays for them.
 # ``.al-lit`` is set by the views' script (``agentlab.widgets.pins``) on the two
-# cards of a pair whose row in the pairs table is hovered.
+# blocks (tool_use and tool_result) of a pair whose row in the pairs table is hovered.
 _LIT = (
     "box-shadow:inset 0 0 0 2px var(--al-pair);"
     "background:color-mix(in srgb,var(--al-pair) 9%,var(--al-bg,#fff))"
@@ -258,7 +259,7 @@ STYLE = STYLE.replace("</style>", PAIR_STYLE + "\n</style>")
 # "approve" prompt could show a command in another order than it runs), zero-width
 # spaces and joiners that split words, the byte-order mark. Shown as escapes instead.
 # (ZWJ/ZWNJ, U+200C/D, stay: emoji and several scripts need them.)
-_UNSEEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_UNSEEN = re.compile(f"[{_BIDI}\u200b\u2060-\u2064\ufeff]")  # terminal's bidi list, and more
 
 
 def shown(text: str) -> str:

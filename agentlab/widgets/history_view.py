@@ -49,6 +49,7 @@ import ipywidgets as W
 from agentlab.history import Problem
 from agentlab.loop import Event
 from agentlab.render import (
+    _LIT,  # the style of a lit pair, for a pair pinned from Python
     OPEN_LAST,
     STYLE,
     Marks,
@@ -159,7 +160,7 @@ class HistoryView(W.VBox):
         pair = self._marks.pairs.get(str(tool_id)) if tool_id is not None else None
         self.selected = pair.id if pair else None
         rule = f".{self._scope} .al-pair-{pair.number}" if pair else ""
-        self._selection.value = f"<style>{rule}{{{_SELECTED}}}</style>" if pair else ""
+        self._selection.value = f"<style>{rule}{{{_LIT}}}</style>" if pair else ""
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "tool_end":  # what really ran: shown once the results are in
@@ -244,9 +245,3 @@ class HistoryView(W.VBox):
         if self.loop is not None:
             self.loop.unsubscribe(self._on_event)
         super().close()
-
-
-_SELECTED = (
-    "box-shadow:inset 0 0 0 2px var(--al-pair);"
-    "background:color-mix(in srgb,var(--al-pair) 9%,var(--jp-layout-color1,#fff))"
-)

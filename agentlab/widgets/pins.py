@@ -13,8 +13,9 @@ things CSS cannot do are done by a few lines of JavaScript in the browser:
   of a pair ticks the other half's badge too, so the pair is pinned, not a badge.
 - **Things outside the history light their cards.** Hovering a row of the pairs
   table, or a result in the "results ready" panel, of a LoopView puts the class
-  ``al-lit`` on the two cards of that pair (and takes it off again): two
-  elements change, so the browser restyles two cards, not the page.
+  ``al-lit`` on the pair's two blocks in the history, its tool_use and its
+  tool_result (and takes it off again): two elements change, so the browser
+  restyles two blocks, not the page.
 
 The script works on the view it sits in: the LoopView around the history if
 there is one, else the HistoryView. Each view has its own script and its own
