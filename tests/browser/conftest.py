@@ -255,6 +255,13 @@ class Lab:
         wait_for_idle(page, path=name, timeout=timeout)
         return panel
 
+    def run_cells(self, page: Any, name: str, cells: Sequence[Any]) -> Any:
+        """Write ``root/name``, open it and run all its cells; returns the panel."""
+        self.write_notebook(name, cells)
+        panel = self.open_notebook(page, name)
+        assert self.run_all(page)
+        return panel
+
     def panel(self, page: Any) -> Any:
         return notebook_panel(page)
 

@@ -20,7 +20,7 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook on screen
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "loopview.png"
 
-FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK (2-4 s) on the first request
+FIRST_REQUEST = 30_000  # ms: a first request may be slow on a busy machine
 
 SETUP = """\
 import tempfile

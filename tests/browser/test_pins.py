@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK on the first request
+FIRST_REQUEST = 30_000  # ms: a first request may be slow on a busy machine
 LIT = re.compile("inset")
 
 PRELUDE = """\
@@ -37,13 +37,6 @@ view
 """
 
 
-def open_cells(lab: Any, page: Any, name: str, cells: list[str]) -> Any:
-    lab.write_notebook(name, cells)
-    panel = lab.open_notebook(page, name)
-    assert lab.run_all(page)
-    return panel
-
-
 def halves(view: Any, number: int) -> tuple[Any, Any]:
     """The tool_use block and the tool_result block of pair ``number`` in a view's cards."""
     return (
@@ -56,8 +49,8 @@ def test_a_pinned_pair_stays_pinned_when_the_next_card_arrives(lab: Any, page: A
     from playwright.sync_api import expect
 
     other = "hv = HistoryView(loop); hv.select('toolu_a'); hv"  # a second view of the same loop
-    panel = open_cells(
-        lab, page, "pin_redraw.ipynb", [PRELUDE, LOOP.replace("REPLY", '"Done."'), other]
+    panel = lab.run_cells(
+        page, "pin_redraw.ipynb", [PRELUDE, LOOP.replace("REPLY", '"Done."'), other]
     )
     view, hv = panel.locator(".al-loop"), panel.locator(".al-history").nth(1)
     expect(view.locator(".al-card")).to_have_count(3)
@@ -99,7 +92,7 @@ hv
 def test_pairs_past_the_sixteenth_call_of_a_message_light_up(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    panel = open_cells(lab, page, "twenty.ipynb", [PRELUDE, TWENTY])
+    panel = lab.run_cells(page, "twenty.ipynb", [PRELUDE, TWENTY])
     view = panel.locator(".al-history")
     expect(view.locator(".al-card-results .al-pair")).to_have_count(20)
     use, result = halves(view, 18)
@@ -124,7 +117,7 @@ def test_hovering_a_pairs_table_row_or_a_waiting_result_lights_its_cards(
     from playwright.sync_api import expect
 
     cells = [PRELUDE, LOOP.replace("REPLY", 'calls("c")')]
-    panel = open_cells(lab, page, "pin_table.ipynb", cells)
+    panel = lab.run_cells(page, "pin_table.ipynb", cells)
     view = panel.locator(".al-loop")
     table = view.locator("table.al-pairs")
     use, result = halves(view, 2)

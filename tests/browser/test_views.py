@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 LESSONS = Path(__file__).resolve().parents[2] / "agentlab" / "notebooks"
-FIRST_REQUEST = 30_000  # ms: the kernel imports the anthropic SDK on the first request
+FIRST_REQUEST = 30_000  # ms: a first request may be slow on a busy machine
 
 PRELUDE = """\
 import tempfile
@@ -118,13 +118,6 @@ CONTRAST_JS = """(root) => {
 }"""
 
 
-def open_cells(lab: Any, page: Any, name: str, cells: list[str]) -> Any:
-    lab.write_notebook(name, cells)
-    panel = lab.open_notebook(page, name)
-    assert lab.run_all(page)
-    return panel
-
-
 def sidebar(page: Any, open_: bool) -> None:
     if open_:
         page.evaluate("() => window.jupyterapp.shell.activateById('filebrowser')")
@@ -145,7 +138,7 @@ def test_text_contrast_reaches_wcag_aa_in_light_and_dark(lab: Any, page: Any, th
     from playwright.sync_api import expect
 
     name = f"contrast_{theme.split()[-1].lower()}.ipynb"
-    panel = open_cells(lab, page, name, [PRELUDE, EVERYTHING, WAITING])
+    panel = lab.run_cells(page, name, [PRELUDE, EVERYTHING, WAITING])
     page.evaluate(
         "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme
     )
@@ -178,7 +171,7 @@ def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
 ) -> None:
     from playwright.sync_api import expect
 
-    panel = open_cells(lab, page, "layout.ipynb", [PRELUDE, WAITING])
+    panel = lab.run_cells(page, "layout.ipynb", [PRELUDE, WAITING])
     view = panel.locator(".al-loop")
     approve = view.get_by_role("button", name="Approve")
     for width, open_ in WIDTHS:
@@ -210,7 +203,7 @@ def test_layout_at_700_900_and_1400_px_with_the_sidebar_open_and_closed(
 def test_stop_during_approval_hides_the_panel(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    panel = open_cells(lab, page, "stop_approval.ipynb", [PRELUDE, WAITING])
+    panel = lab.run_cells(page, "stop_approval.ipynb", [PRELUDE, WAITING])
     view = panel.locator(".al-loop")
     approval = view.locator(".al-approval")
     expect(approval).to_be_visible()
@@ -229,7 +222,7 @@ def test_an_edit_shows_what_really_ran_and_an_unchanged_one_is_an_approval(
     from playwright.sync_api import expect
 
     two = WAITING.replace('"Done."]', '[tool_use("bash", {"command": "echo two"})], "Done."]')
-    panel = open_cells(lab, page, "edits.ipynb", [PRELUDE, two])
+    panel = lab.run_cells(page, "edits.ipynb", [PRELUDE, two])
     view = panel.locator(".al-loop")
     approval = view.locator(".al-approval")
     approval.locator("textarea").fill("echo edited")
@@ -263,7 +256,7 @@ view3
 def test_a_200_line_answer_is_folded_and_opens_on_click(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    panel = open_cells(lab, page, "long_answer.ipynb", [PRELUDE, LONG_ANSWER])
+    panel = lab.run_cells(page, "long_answer.ipynb", [PRELUDE, LONG_ANSWER])
     view = panel.locator(".al-loop")
     card = view.locator(".al-card-assistant")
     more = card.locator("summary", has_text="show 180 more lines")
@@ -287,7 +280,7 @@ view4 = al.LoopView(loop4)
 view4.run_to_end()
 view4
 """
-    panel = open_cells(lab, page, "ask_enter.ipynb", [PRELUDE, cell])
+    panel = lab.run_cells(page, "ask_enter.ipynb", [PRELUDE, cell])
     view = panel.locator(".al-loop")
     ask = view.get_by_placeholder("Ask a follow-up question…")
     ask.fill("And then?")
@@ -315,8 +308,7 @@ def test_copy_history_as_json_reaches_the_clipboard(lab: Any, page: Any) -> None
 
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     cell = LONG_ANSWER.replace("200", "3")
-    panel = open_cells(
-        lab,
+    panel = lab.run_cells(
         page,
         "copy.ipynb",
         [PRELUDE, cell, "import json; print(len(json.dumps(loop3.messages)))"],
@@ -373,7 +365,7 @@ def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
     from agentlab.widgets.history_view import PAGE
 
     cells = [PRELUDE, LONG_HISTORY.replace("TURNS", str(PAGE))]
-    panel = open_cells(lab, page, "long_history.ipynb", cells)
+    panel = lab.run_cells(page, "long_history.ipynb", cells)
     view = panel.locator(".al-history")
     expect(view.locator(".al-card")).to_have_count(2 * PAGE + 1)
     # (querySelectorAll, as Playwright's locators also count the <style> that
@@ -431,7 +423,7 @@ def test_a_10000_character_command_leaves_approve_and_deny_near_the_top(
 
     cell = WAITING.replace('"ls -la"', '"echo " + "y" * 10_000')
     page.set_viewport_size({"width": 700, "height": 900})
-    panel = open_cells(lab, page, "long_command.ipynb", [PRELUDE, cell])
+    panel = lab.run_cells(page, "long_command.ipynb", [PRELUDE, cell])
     sidebar(page, True)
     approval = panel.locator(".al-loop .al-approval")
     approve = approval.get_by_role("button", name="Approve")
@@ -462,7 +454,7 @@ for k in range(6):
 HistoryView(messages)
 """
     page.set_viewport_size({"width": 800, "height": 900})
-    panel = open_cells(lab, page, "role_one_line.ipynb", [PRELUDE, cell])
+    panel = lab.run_cells(page, "role_one_line.ipynb", [PRELUDE, cell])
     sidebar(page, False)
     view = panel.locator(".al-history")
     folded = view.locator("details.al-card:not([open])")
@@ -494,7 +486,7 @@ loop5 = al.AgentLoop(client5, "Do two.", tools=[al.bash_tool(cwd=workdir)])
 loop5.run()
 loop5.result()
 """
-    panel = open_cells(lab, page, "pairs_left.ipynb", [PRELUDE, cell, "al.PairingView(loop5)"])
+    panel = lab.run_cells(page, "pairs_left.ipynb", [PRELUDE, cell, "al.PairingView(loop5)"])
     panel.locator("summary", has_text="transcript").click()
     tables = panel.locator("table.al-pairs")
     expect(tables).to_have_count(2)
@@ -524,7 +516,7 @@ def test_after_many_turns_the_current_turn_is_beside_the_controls(lab: Any, page
     from playwright.sync_api import expect
 
     page.set_viewport_size({"width": 1400, "height": 900})
-    panel = open_cells(lab, page, "many_turns.ipynb", [PRELUDE, MANY_TURNS])
+    panel = lab.run_cells(page, "many_turns.ipynb", [PRELUDE, MANY_TURNS])
     view = panel.locator(".al-loop")
     expect(view).to_contain_text("Finished", timeout=FIRST_REQUEST)
     place = view.evaluate(
