@@ -81,8 +81,9 @@ def explain_error(exc: BaseException) -> str:
         return t("error.stream_cut", msg=msg)
     if status == 200:  # an error event in the middle of a stream
         return t("error.stream_error", msg=msg)
-    if status == 400 and _THINKING_REFUSED.match(msg):
-        return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, msg)
+    found = _THINKING_REFUSED.match(msg) if status == 400 else None
+    if found is not None:
+        return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, found)
     if status in (400, 401, 403, 404, 413, 429, 529):
         return t(f"error.{status}", msg=msg, retried=retried)
     if isinstance(status, int) and status >= 500:
@@ -97,7 +98,7 @@ _THINKING_REFUSED = re.compile(
 )
 
 
-def _thinking_hint(exc: BaseException, msg: str) -> str:
+def _thinking_hint(exc: BaseException, found: re.Match[str]) -> str:
     """Why a thinking block was refused, and what to do.
 
     Thinking blocks are tied to the model that wrote them. The request the SDK
@@ -105,13 +106,12 @@ def _thinking_hint(exc: BaseException, msg: str) -> str:
     (the offline world), the model that wrote it can be named. A real
     signature says nothing readable, so then the hint names the request's model only.
     """
-    found = _THINKING_REFUSED.match(msg)
     body: Any = None
     try:
         body = json.loads(getattr(getattr(exc, "request", None), "content", b"") or b"null")
     except (ValueError, RuntimeError, TypeError):  # no body kept, or not JSON
         pass
-    if not isinstance(body, dict) or found is None:
+    if not isinstance(body, dict):
         return t("error.thinking_changed", model=t("error.thinking_this_model"))
     model = str(body.get("model") or "")
     writer = None

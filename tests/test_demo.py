@@ -255,7 +255,6 @@ def test_creating_never_overwrites_and_says_so(workspace):
     r = run('Create a file called a.py containing "again"')
     assert (workspace / "a-2.py").read_text() == "oops\n"
     assert (workspace / "a-3.py").read_text() == "again\n"
-    assert "a-2.py already exists" in r.text or "a-3.py" in r.text
     assert "I wrote a-3.py instead" in r.text
     r = run('Create a file called a.py containing "third"')
     assert (workspace / "a-4.py").read_text() == "third\n"

@@ -316,7 +316,7 @@ def _fresh(exercise: str, name: str) -> Scenario:
 
 
 def _result(scenario: Scenario, outcome: Outcome, hard: float) -> Result:
-    """The Result the process (or thread) sent back, or a failure saying what stopped it."""
+    """The Result the thread sent back, or a failure saying what stopped the process or thread."""
     if outcome.ok and isinstance(outcome.value, Result):
         return outcome.value
     if outcome.timed_out:
