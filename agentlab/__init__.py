@@ -52,19 +52,19 @@ _EXPORTS = {
     "lesson_blocklist": "agentlab.tools",
     "make_workspace": "agentlab.tools",
     # clients
-    "connect": "agentlab.offline",
-    "DemoClient": "agentlab.offline",
-    "ScriptedClient": "agentlab.offline",
-    "make_message": "agentlab.offline",
+    "connect": "agentlab.fakeapi.offline",
+    "DemoClient": "agentlab.fakeapi.offline",
+    "ScriptedClient": "agentlab.fakeapi.offline",
+    "make_message": "agentlab.fakeapi.offline",
     "RequestError": "agentlab.errors",
-    "record": "agentlab.recording",
-    "ReplayClient": "agentlab.recording",
+    "record": "agentlab.fakeapi.recording",
+    "ReplayClient": "agentlab.fakeapi.recording",
     # language
     "set_language": "agentlab.i18n",
     # views (ipywidgets; loaded only when used)
-    "HistoryView": "agentlab.widgets",
-    "PairingView": "agentlab.widgets",
-    "LoopView": "agentlab.widgets",
+    "HistoryView": "agentlab.views",
+    "PairingView": "agentlab.views",
+    "LoopView": "agentlab.views",
 }
 
 __all__ = sorted(_EXPORTS) + ["load_ipython_extension", "unload_ipython_extension"]
@@ -85,13 +85,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext agentlab``: register the ``%agent`` and ``%%agent`` magics."""
-    from agentlab.magic import load_ipython_extension as load
+    from agentlab.apps.magic import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from agentlab.magic import unload_ipython_extension as unload
+    from agentlab.apps.magic import unload_ipython_extension as unload
 
     unload(ipython)
 
@@ -99,6 +99,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 if TYPE_CHECKING:
     from agentlab.errors import RequestError
     from agentlab.events import Event
+    from agentlab.fakeapi.offline import DemoClient, ScriptedClient, connect, make_message
+    from agentlab.fakeapi.recording import ReplayClient, record
     from agentlab.history import HistoryError, Problem, load, pairings, save, to_markdown, validate
     from agentlab.i18n import set_language
     from agentlab.loop import (
@@ -112,8 +114,6 @@ if TYPE_CHECKING:
         not_run,
         request,
     )
-    from agentlab.offline import DemoClient, ScriptedClient, connect, make_message
-    from agentlab.recording import ReplayClient, record
     from agentlab.results import LoopResult
     from agentlab.stepper import AgentLoop, agent_loop
     from agentlab.tools import (
@@ -128,4 +128,4 @@ if TYPE_CHECKING:
         run_bash,
         tool,
     )
-    from agentlab.widgets import HistoryView, LoopView, PairingView
+    from agentlab.views import HistoryView, LoopView, PairingView

@@ -1,3 +1,3 @@
-from agentlab.cli import main
+from agentlab.apps.cli import main
 
 raise SystemExit(main())

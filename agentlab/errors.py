@@ -91,8 +91,8 @@ def explain_error(exc: BaseException) -> str:
     return t("error.other", name=type(exc).__name__, msg=msg)
 
 
-# The API's words for a thinking block it will not take back (ECOSYSTEM.md, "The real
-# API today"): "messages.3.content.0: Invalid `signature` in `thinking` block".
+# The API's words for a thinking block it will not take back (as quoted in many
+# public error reports, 2026): "messages.3.content.0: Invalid `signature` in `thinking` block".
 _THINKING_REFUSED = re.compile(
     r"messages\.(\d+)\.content\.(\d+): Invalid `signature` in `thinking`"
 )
@@ -127,6 +127,7 @@ def _thinking_hint(exc: BaseException, found: re.Match[str]) -> str:
 
 def _writer(block: Any, model: str) -> str | None:
     """The model (from ``agentlab.models``) whose agentlab signature this block carries."""
-    from agentlab import models, thinking
+    from agentlab import models
+    from agentlab.fakeapi import thinking
 
     return next((m for m in models.ids() if m != model and thinking.verify(m, block)), None)

@@ -298,8 +298,8 @@ def misplaced_system(i: int, prev: Any, message: Any) -> list[Problem]:
     """A ``system`` message at ``i`` that does not come right after a user turn.
 
     The API accepts ``role: "system"`` mid-conversation after a user turn
-    (Sonnet 5.5 / Opus 4.8+; ../shared/ECOSYSTEM.md, from the Sonnet 5.5
-    migration guide, checked 2026-11-30). After an assistant turn it is refused
+    (Sonnet 5.5 / Opus 4.8+; the Sonnet 5.5 migration guide,
+    checked 2026-11-30). After an assistant turn it is refused
     here; after another ``system`` message too: the documented place is after a
     user turn, two in a row can always be merged into one, and agentlab would
     rather refuse a history the API might accept than accept one it may refuse.
@@ -737,9 +737,9 @@ def to_markdown(messages: Sequence[Any]) -> str:
     """A readable transcript: one section per message, tools as code blocks.
 
     Text keeps its emphasis and code spans but makes no HTML, link or image
-    (``agentlab.render``'s rule for Markdown pages): shown with IPython's
+    (``agentlab.views.render``'s rule for Markdown pages): shown with IPython's
     ``Markdown`` it cannot run or load anything."""
-    from agentlab.render import _md_text  # render imports this module
+    from agentlab.views.render import _md_text  # render imports this module
 
     parts = []
     for i, message in enumerate(messages):

@@ -175,14 +175,14 @@ EN: dict[str, str] = {
     "budget.tokens": "max_total_tokens={limit}: {used} tokens used",
     "budget.cost": "max_cost=${limit}: about ${used:.4f} spent",
     "budget.cost_unknown": "max_cost=${limit}: no price for model {model!r}, so the cost cannot be checked",
-    # record and replay (agentlab.recording)
+    # record and replay (agentlab.fakeapi.recording)
     "replay.ended": "The recording {path} holds {n} {n:request|requests}; request {i} has no answer there. Record again, or start the conversation over.",
     "replay.differs": "Request {i} differs from the recording at message {index}:\n  recorded: {recorded}\n  now:      {now}",
     "replay.length": "Request {i} differs from the recording: it sends {now} {now:message|messages}, the recording has {recorded}.",
     "replay.field": "Request {i} differs from the recording in {field}.",
     "replay.hint": "A replay answers only the requests that were recorded; pass check=False to ignore differences.",
     "replay.no_match": "No recorded request has these {n} {n:message|messages}.",
-    # agentlab serve (agentlab.testing)
+    # agentlab serve (agentlab.fakeapi.server)
     "serve.demo": "the offline demo model",
     "serve.started": "agentlab: a fake Messages API at {url}, serving {what}. Ctrl-C stops it.",
     "serve.students": "Students: set ANTHROPIC_BASE_URL={url} and ANTHROPIC_API_KEY=anything, then agentlab.connect().",
@@ -195,7 +195,7 @@ EN: dict[str, str] = {
     "lessons.no_lab": 'JupyterLab is not installed. Install it with: pip install "agent-loop-lab[lab]"  (or run again with --copy-only and use any Jupyter).',
     "lessons.none": "No lesson notebooks found in {path}; this installation of agentlab is incomplete.",
     "result.repr": "LoopResult(ended={ended!r}, stop_reason={reason!r}, turns={turns}, messages={n})",
-    # widgets (agentlab/widgets): cards, pair table, stepper, diagram
+    # widgets (agentlab/views): cards, pair table, stepper, diagram
     "view.history.title": "History (the messages list)",
     "view.history.valid": "the API would accept this history",
     "view.history.problems": "{n} {n:problem|problems}: the API would reject this history",
@@ -448,7 +448,7 @@ EN: dict[str, str] = {
     # keyboard shortcuts in the views (scroll helper)
     "view.keys.shortcuts": "Keyboard, with the focus in this view (click one of its buttons first): <kbd>N</kbd> Next stage, <kbd>T</kbd> Run turn; <kbd>Tab</kbd> moves between the buttons, <kbd>Enter</kbd> or <kbd>Space</kbd> presses the one in focus; <kbd>Enter</kbd> in the Ask box sends the question and runs it.",
     "view.keys.hint": "key {name}",
-    # qafix (errors.explain_error): a thinking block refused by another model
+    # errors.explain_error: a thinking block refused by another model
     "error.thinking_other_model": "The history holds thinking blocks written by {writer}, and this request asks {model}: a thinking block goes back only to the model that wrote it. Keep the model {writer}, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_changed": "A thinking block in the history is not exactly as the model wrote it, or was written by a model other than {model}. Thinking blocks go back unchanged, to the model that wrote them: keep the model you started with, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_this_model": "the one this request asks",
@@ -457,7 +457,7 @@ EN: dict[str, str] = {
         "This call holds characters that reorder or hide text (bidi controls, zero-width "
         "spaces). They are written out above as \\uXXXX; Approve runs the call as the model sent it."
     ),
-    # qa4 (LoopView header): a follow-up task's own turns beside its limit
+    # LoopView header: a follow-up task's own turns beside its limit
     "view.turn.task": "turn {n} (this task: {k} of at most {max}) · {messages}",
     # lead: the API's pattern for tool_use ids
     "hint.tool_use_id": "A tool_use id may hold only letters, digits, _ and -: the API refuses any other character.",
@@ -880,7 +880,7 @@ ZH: dict[str, str] = {
     # keyboard shortcuts in the views (scroll helper)
     "view.keys.shortcuts": "键盘（焦点在本视图内时，例如先点一下某个按钮）：<kbd>N</kbd> 下一阶段，<kbd>T</kbd> 运行一轮；<kbd>Tab</kbd> 在按钮之间移动，<kbd>Enter</kbd> 或 <kbd>Space</kbd> 按下当前按钮；在提问框中按 <kbd>Enter</kbd> 发送问题并运行。",
     "view.keys.hint": "快捷键 {name}",
-    # qafix (errors.explain_error): a thinking block refused by another model
+    # errors.explain_error: a thinking block refused by another model
     "error.thinking_other_model": "历史里有 {writer} 写的 thinking 块，而这次请求用的是 {model}：thinking 块只能发回给写它的那个模型。请继续使用 {writer}，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_changed": "历史里有一个 thinking 块和模型写出时不一样，或者是 {model} 以外的模型写的。thinking 块必须原样发回给写它的模型：请继续使用最初的模型，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_this_model": "这次请求所用的模型",
@@ -889,7 +889,7 @@ ZH: dict[str, str] = {
         "这个调用含有会打乱或隐藏文字的字符（双向控制符、零宽空格），上面已写成 \\uXXXX；"
         "“批准”会按模型发来的原样运行。"
     ),
-    # qa4 (LoopView header): a follow-up task's own turns beside its limit
+    # LoopView header: a follow-up task's own turns beside its limit
     "view.turn.task": "第 {n} 轮（本任务：{k} 轮，最多 {max} 轮）· {messages}",
     # lead: the API's pattern for tool_use ids
     "hint.tool_use_id": "tool_use 的 id 只能包含字母、数字、_ 和 -：其他字符 API 一律拒绝。",

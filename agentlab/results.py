@@ -61,13 +61,13 @@ class LoopResult:
 
     def _repr_markdown_(self) -> str:
         """The answer, and the transcript folded (Markdown made safe: no images, no script links)."""
-        from agentlab.render import result_markdown  # pure HTML, no ipywidgets; imported late
+        from agentlab.views.render import result_markdown  # pure HTML, no ipywidgets; imported late
 
         return result_markdown(self)
 
     def _repr_html_(self) -> str:
         """The answer on top and the transcript folded below (cards, as the views draw them)."""
-        from agentlab.render import result_html  # pure HTML, no ipywidgets; imported late
+        from agentlab.views.render import result_html  # pure HTML, no ipywidgets; imported late
 
         return result_html(self)
 

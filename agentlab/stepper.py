@@ -80,7 +80,7 @@ class AgentLoop:
         **params: Any,
     ):
         if client is None:
-            from agentlab.offline import connect
+            from agentlab.fakeapi.offline import connect
 
             client = connect()
         if max_turns < 1:
@@ -129,7 +129,7 @@ class AgentLoop:
         Ending on a user turn (the task, tool results): the next stage is request.
         Ending on an assistant turn, the conversation is the model's answer:
         sending it again would be a prefill, which models such as
-        claude-sonnet-5-5 refuse (ECOSYSTEM.md), so the loop starts as done and
+        claude-sonnet-5-5 refuse (the Sonnet 5.5 migration guide), so the loop starts as done and
         waits for a follow-up (``ask``). A plain history keeps no stop_reason,
         so a reply that paused (pause_turn) cannot be told from a finished one
         here; a loop that gets the paused reply itself still sends it back.

@@ -258,7 +258,7 @@ def one_class(n: int, proxy: str) -> dict[str, Any]:
                 [
                     sys.executable,
                     "-m",
-                    "agentlab.cli",
+                    "agentlab.apps.cli",
                     "serve",
                     "--port",
                     str(serve_port),

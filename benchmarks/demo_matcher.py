@@ -7,7 +7,7 @@ unclosed quotes, a cue word repeated), it times ``plan`` (the whole reading
 of a task: words, language, file names, quotes, every row of the table) on
 tasks of 1 kB and of 64 kB, measured side by side, and prints the time per
 kB of each and their ratio. A linear matcher gives a ratio near 1; a
-quadratic one would give about 64. (The matcher before agentlab.demo took
+quadratic one would give about 64. (The matcher before agentlab.fakeapi.demo took
 about 27 s of CPU on some 64 kB tasks: its file-name pattern was quadratic on
 one long word, the "one long word" row here.)
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import time
 
-from agentlab.demo.intents import plan
-from agentlab.demo.words import Task
+from agentlab.fakeapi.demo.intents import plan
+from agentlab.fakeapi.demo.words import Task
 
 KINDS = {
     "words": "please tell me how many lines there are in the notes ",

@@ -48,7 +48,7 @@ from anthropic.types import Message  # noqa: E402
 
 import agentlab as al  # noqa: E402
 from agentlab import loop as loop_module  # noqa: E402
-from agentlab.offline import ScriptedClient, make_message, text, tool_use  # noqa: E402
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use  # noqa: E402
 from agentlab.tools.base import Tool  # noqa: E402
 
 TURNS = 1000
@@ -233,7 +233,7 @@ def instructions() -> None:
 
 def over_http(turns: int = 100) -> None:
     """The same comparison through the real SDK and the local Messages-API server."""
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     def reply(body: dict[str, Any]) -> Any:  # a no-op tool call until the last turn
         done = len(body["messages"]) >= 2 * turns - 1

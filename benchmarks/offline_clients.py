@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from agentlab.offline import ScriptedClient, make_message
+from agentlab.fakeapi.offline import ScriptedClient, make_message
 
 REPLY = make_message("ok")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentlab.cli import _confirm
+from agentlab.apps.cli import _confirm
 from agentlab.secrets import redact
 from agentlab.terminal import plain, visible
 from agentlab.tools import shell

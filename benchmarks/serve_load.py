@@ -1,6 +1,6 @@
 """Can one ``agentlab serve`` hold a class? Simulated students against one server.
 
-Starts ``python -m agentlab.testing`` (the demo model, as ``agentlab serve``
+Starts ``python -m agentlab.fakeapi.server`` (the demo model, as ``agentlab serve``
 runs it) on 127.0.0.1 and runs two phases against it:
 
 1. 100 students at once, each a loop of several turns (a task, the demo's
@@ -63,7 +63,7 @@ def cpu_seconds(pid: int) -> float:
 def start_server() -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentlab.testing", "--port", "0", "--quiet"],
+        [sys.executable, "-m", "agentlab.fakeapi.server", "--port", "0", "--quiet"],
         stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     assert proc.stdout is not None

@@ -14,8 +14,8 @@ from unittest import mock
 
 import agentlab as al
 from agentlab import history
+from agentlab.fakeapi.offline import make_message, text, tool_use
 from agentlab.history import check_next, validate
-from agentlab.offline import make_message, text, tool_use
 
 
 def sample() -> tuple[list, dict]:

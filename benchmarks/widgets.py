@@ -17,7 +17,7 @@ speed and once with the CPU slowed 4x (Chrome's own throttling, as on a slow
 school laptop or a busy machine); then the time Chrome spends restyling the
 page for each hover over a tool pair (its ``Performance.getMetrics`` count),
 and for each hover over a row of a LoopView's pairs table, which lights the
-pair's two cards among the 2,000 (``agentlab.widgets.pins``).
+pair's two cards among the 2,000 (``agentlab.views.pins``).
 
 Each is printed next to "before": the same cards in the markup of the previous
 version (a ``<style>`` with two ``:has()`` rules per tool pair, pages of 50,
@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # measure this che
 
 import agentlab as al  # noqa: E402
 from agentlab.loop import Event  # noqa: E402
-from agentlab.render import PAIR_STYLE, STYLE  # noqa: E402
-from agentlab.widgets import HistoryView  # noqa: E402
+from agentlab.views import HistoryView  # noqa: E402
+from agentlab.views.render import PAIR_STYLE, STYLE  # noqa: E402
 
 APPENDS = 200  # messages appended per measurement
 REPEATS = 5
@@ -124,8 +124,8 @@ def per_stage(n: int) -> tuple[float, float]:
 
     import ipywidgets as W
 
-    from agentlab.offline import ScriptedClient, tool_use
-    from agentlab.widgets import LoopView
+    from agentlab.fakeapi.offline import ScriptedClient, tool_use
+    from agentlab.views import LoopView
 
     client = ScriptedClient(lambda request: [tool_use("noop", {"command": "true"})])
     loop = al.AgentLoop(client, history(n), tools=[noop], max_turns=10**6)
@@ -192,8 +192,8 @@ import sys
 sys.path[:0] = [{root!r}, {here!r}]  # this checkout's agentlab, and this script
 from widgets import history, tool_turn, before_view
 import agentlab as al
-from agentlab.offline import ScriptedClient
-from agentlab.widgets import HistoryView, LoopView
+from agentlab.fakeapi.offline import ScriptedClient
+from agentlab.views import HistoryView, LoopView
 small, large = history(20), history(2000)
 """
 

@@ -10,9 +10,9 @@ import pytest
 
 import agentlab as al
 from agentlab.errors import explain_error, is_request_failure
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.server import FakeMessagesServer
 from agentlab.i18n import set_language
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.testing import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 

@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 
 import agentlab as al
-from agentlab.cli import _confirm
-from agentlab.offline import DemoClient, ScriptedClient
+from agentlab.apps.cli import _confirm
+from agentlab.fakeapi.offline import DemoClient, ScriptedClient
 from agentlab.tools.policy import Verdict, asks_by_default
 
 

@@ -9,8 +9,8 @@ import time
 import pytest
 
 import agentlab
-from agentlab.offline import text, tool_use
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import text, tool_use
+from agentlab.fakeapi.server import FakeMessagesServer
 
 # The child must import this agentlab (the one under test), not another installed copy.
 BASE_ENV = {

@@ -1,4 +1,4 @@
-"""The offline demo model (agentlab.demo), end to end: shapes, history, language, safety.
+"""The offline demo model (agentlab.fakeapi.demo), end to end: shapes, history, language, safety.
 
 Reply shapes imitate claude-sonnet-5-5 and claude-haiku-4-5 as described in
 platform.claude.com "What's new in Claude Sonnet 5.5" and its migration guide
@@ -17,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
-from agentlab import i18n, thinking
-from agentlab.demo import classify, demo_reply, plan
-from agentlab.demo.words import Task
-from agentlab.offline import DemoClient, tool_use
+from agentlab import i18n
+from agentlab.fakeapi import thinking
+from agentlab.fakeapi.demo import classify, demo_reply, plan
+from agentlab.fakeapi.demo.words import Task
+from agentlab.fakeapi.offline import DemoClient, tool_use
 from tests.seed_loop import seed_loop
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
@@ -287,7 +288,7 @@ def test_a_task_with_a_file_name_holding_intent_words_is_read_only(workspace):
 
 def test_through_the_http_server_the_sdk_gets_signed_thinking_blocks(workspace):
     anthropic = pytest.importorskip("anthropic")
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     with FakeMessagesServer() as server:
         client = anthropic.Anthropic(api_key="test", base_url=server.url, max_retries=0)

@@ -1,4 +1,4 @@
-"""Every task in agentlab/demo/corpus.tsv, run by the demo model with the real bash tool.
+"""Every task in agentlab/fakeapi/demo/corpus.tsv, run by the demo model with the real bash tool.
 
 Each task runs in a temporary folder; the test checks the intent read, the
 answer's language, and, with a snapshot of every file before and after,
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import agentlab as al
-from agentlab import thinking
-from agentlab.demo import INTENTS, classify
-from agentlab.offline import DemoClient
+from agentlab.fakeapi import thinking
+from agentlab.fakeapi.demo import INTENTS, classify
+from agentlab.fakeapi.offline import DemoClient
 
-CORPUS = Path(al.__file__).parent / "demo" / "corpus.tsv"
+CORPUS = Path(al.__file__).parent / "fakeapi" / "demo" / "corpus.tsv"
 FILES = {
     "a.py": "import os\n# TODO: tidy\n",
     "b.py": "print('hi')\n",

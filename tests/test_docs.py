@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 
 import agentlab
+from agentlab.fakeapi.offline import check_request
 from agentlab.history import validate
-from agentlab.offline import check_request
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

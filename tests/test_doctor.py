@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentlab import doctor
+from agentlab.apps import doctor
 
 
 def by_name(results):

@@ -24,8 +24,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
-from agentlab.offline import DemoClient, ScriptedClient, make_message, stream_of, text, tool_use
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import (
+    DemoClient,
+    ScriptedClient,
+    make_message,
+    stream_of,
+    text,
+    tool_use,
+)
+from agentlab.fakeapi.server import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 HI = [{"role": "user", "content": "hi"}]
@@ -80,7 +87,7 @@ def test_create_raises_the_sdks_own_type_error_for_what_the_sdk_refuses(make, ca
 
 
 def test_the_accepted_keywords_are_read_from_the_installed_sdk():
-    from agentlab.offline import _create_keywords
+    from agentlab.fakeapi.offline import _create_keywords
 
     plain, required, _ = _create_keywords()
     sdk = {

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 from agentlab.history import check_at, check_next, pairings, to_markdown, validate
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
 
 TASK = {"role": "user", "content": "How many files?"}
 
@@ -105,7 +105,7 @@ def test_duplicate_ids_empty_content_empty_text_bad_role_first_role():
         "messages.0.role: Input should be 'user', 'assistant' or 'system'"
     ]
     # A system message is accepted mid-conversation, but the first message is the user's
-    # (ECOSYSTEM.md, "The real API today": as the first message the API asks for the
+    # (Sonnet 5.5 migration guide, checked 2026-11-30: as the first message the API asks for the
     # top-level system parameter; its exact words are not public, we use the first-role rule).
     assert messages_of(validate([{"role": "system", "content": "x"}])) == [
         'messages: first message must use the "user" role'
@@ -230,7 +230,7 @@ def test_to_markdown_lets_model_text_make_no_html_link_or_image():
 #
 # Sources for the wording: the API validates request bodies with pydantic and answers
 # with its messages prefixed by the path, e.g. "<field>: Extra inputs are not permitted"
-# (ECOSYSTEM.md, "The real API today", from the public docs and error reports, 2026) and
+# (public docs and error reports, 2026) and
 # "messages.0.content.1.tool_use.input: Input should be a valid dictionary" (issue 13).
 # pydantic's own texts ("Field required", "Input should be a valid boolean", "Input tag
 # 'x' found using 'type' does not match any of the expected tags: ...", "Unable to extract
@@ -723,7 +723,7 @@ def test_a_loop_over_the_sdks_messages_never_needs_the_full_check(monkeypatch):
 
 
 # --- role "system" mid-conversation: only right after a user turn --------------------
-# ECOSYSTEM.md "The real API today" (Sonnet 5.5 migration guide, checked 2026-11-30):
+# Sonnet 5.5 migration guide (platform.claude.com/docs, checked 2026-11-30):
 # accepted after a user turn. The refusals below are worded by agentlab (the API's
 # wording is not public) and must say so; validate, check_next and append agree.
 

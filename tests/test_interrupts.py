@@ -21,7 +21,7 @@ import pytest
 
 import agentlab as al
 from agentlab import arguments, events, loop, results, stepper
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 
 LOOP_FILES = {m.__file__ for m in (loop, stepper, results, events, arguments)}
 

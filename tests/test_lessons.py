@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab import cli, lessons
+from agentlab.apps import cli, lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,7 +137,7 @@ def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch, 
 
 def test_python_dash_m_entry_point(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "agentlab.lessons", str(tmp_path / "c"), "--copy-only"],
+        [sys.executable, "-m", "agentlab.apps.lessons", str(tmp_path / "c"), "--copy-only"],
         capture_output=True,
         text=True,
         check=True,

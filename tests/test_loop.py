@@ -3,7 +3,7 @@ import copy
 import pytest
 
 import agentlab as al
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 from tests.seed_loop import seed_loop
 
 STOP_REASONS = [
@@ -319,7 +319,7 @@ def test_interrupt_in_the_loop_leaves_a_valid_history():
 
 
 def test_a_failed_request_changes_nothing_and_can_be_retried():
-    client = ScriptedClient([al.offline.bad_request("boom"), "fine"])
+    client = ScriptedClient([al.fakeapi.offline.bad_request("boom"), "fine"])
     loop = al.AgentLoop(client, task(), tools=[echo])
     with pytest.raises(al.RequestError, match="boom"):
         loop.step()
@@ -441,7 +441,7 @@ def test_the_stages_file_holds_the_four_stages_and_imports_no_view():
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
     assert not any(
-        m.startswith(("agentlab.widgets", "agentlab.render", "ipywidgets")) for m in imported
+        m.startswith(("agentlab.views", "agentlab.views.render", "ipywidgets")) for m in imported
     )
 
 
@@ -455,7 +455,7 @@ def answered(*content):
 
 def test_a_loop_over_a_finished_conversation_starts_done_and_takes_a_follow_up():
     # A request ending on the model's own turn is a prefill, refused on
-    # claude-sonnet-5-5 (ECOSYSTEM.md, "The real API today"); the offline client
+    # claude-sonnet-5-5 (Sonnet 5.5 migration guide, checked 2026-11-30); the offline client
     # says so too. The loop starts done, waiting for ask().
     client = ScriptedClient(["second answer"])
     loop = al.AgentLoop(client, answered(text("first answer")), tools=[echo])

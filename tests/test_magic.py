@@ -11,9 +11,9 @@ from IPython.testing.globalipapp import get_ipython
 from IPython.utils.capture import capture_output
 
 import agentlab as al
-from agentlab import magic
+from agentlab.apps import magic
+from agentlab.fakeapi.offline import ScriptedClient, bad_request, text, tool_use
 from agentlab.history import blocks
-from agentlab.offline import ScriptedClient, bad_request, text, tool_use
 
 
 @al.tool
@@ -218,7 +218,7 @@ def test_help_follows_the_language(ip, capsys):
 
 @pytest.fixture
 def server(monkeypatch):
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     with FakeMessagesServer() as srv:  # the demo model, behind the real Messages API
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
@@ -349,8 +349,8 @@ def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
 
 
 def test_another_model_after_thinking_turns_says_why_and_what_to_do(ip, capsys):
-    # Thinking blocks are tied to the model that wrote them (ECOSYSTEM.md, "The real
-    # API today"): sent to another model they are refused with "Invalid `signature`".
+    # Thinking blocks are tied to the model that wrote them (public error
+    # reports, 2026): sent to another model they are refused with "Invalid `signature`".
     # The student reads which models and what to do, not only the API's sentence.
     cell(ip, "--offline", "How many .py files are here?")
     capsys.readouterr()
@@ -681,7 +681,7 @@ def test_split_line_keeps_the_task_as_typed():
 @pytest.fixture
 def widgets(monkeypatch):
     pytest.importorskip("ipywidgets")
-    assert magic._views() is not None, "agentlab.widgets should provide HistoryView and LoopView"
+    assert magic._views() is not None, "agentlab.views should provide HistoryView and LoopView"
     monkeypatch.setattr(magic, "frontend", lambda shell: "widgets")
 
 

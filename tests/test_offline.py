@@ -3,7 +3,14 @@ import pytest
 from anthropic.types import Message
 
 import agentlab as al
-from agentlab.offline import DemoClient, ScriptedClient, check_request, make_message, text, tool_use
+from agentlab.fakeapi.offline import (
+    DemoClient,
+    ScriptedClient,
+    check_request,
+    make_message,
+    text,
+    tool_use,
+)
 
 
 @pytest.fixture
@@ -253,7 +260,7 @@ def test_scripted_behaviour_is_the_same_on_the_sdk_path():
 # Sources: platform.claude.com/docs/en/build-with-claude/handling-stop-reasons (max_tokens,
 # stop_sequence) and the tool-use docs (tool_choice "none"), checked 2026-11-30. The 404
 # text "model: NAME" for an unknown model comes from public reports (2025-2026), as in
-# agentlab/checks.py; the reply's `model` echoing the request follows the API reference
+# agentlab/fakeapi/checks.py; the reply's `model` echoing the request follows the API reference
 # (Messages: "model" in the response), checked 2026-11-30.
 
 ASK = [{"role": "user", "content": "List the files"}]
@@ -303,7 +310,7 @@ def test_a_stop_sequence_counts_only_the_tokens_written_before_it():
 
 
 def test_the_same_controls_as_the_server(monkeypatch):
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     asks = [
@@ -364,10 +371,10 @@ def test_metadata_must_be_an_object():
 # implement-tool-use (tool_choice), checked 2026-12-01: "any" uses one of the tools
 # offered, {"type": "tool", "name": X} uses X, "none" no tool; with any/tool the API
 # prefills the turn, so no text comes before the call. On claude-sonnet-5-5 a forced
-# choice is a 400 (ECOSYSTEM.md, Sonnet 5.5 migration guide, checked 2026-11-30).
+# choice is a 400 (Sonnet 5.5 migration guide, checked 2026-11-30).
 
 from agentlab import models  # noqa: E402
-from agentlab.offline import ScriptError  # noqa: E402
+from agentlab.fakeapi.offline import ScriptError  # noqa: E402
 from tests.test_dropin import BASH  # noqa: E402  (a raw tool definition)
 
 CALC = {
@@ -500,7 +507,7 @@ def test_a_refusal_is_let_through_whatever_tool_choice_asked():
 def test_the_server_answers_a_script_mistake_with_a_500_naming_it():
     import httpx2
 
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     body = {
         "model": "claude-haiku-4-5",

@@ -1,7 +1,7 @@
 import pytest
 
 import agentlab as al
-from agentlab.offline import ScriptedClient, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, tool_use
 from agentlab.tools.policy import Policy, Verdict, as_verdict, lesson_blocklist
 
 
@@ -143,7 +143,7 @@ def test_other_tools_match_on_name_and_json():
 
 def test_a_rule_denies_as_the_policy_and_a_person_as_the_user():
     import agentlab as al
-    from agentlab.offline import make_message, tool_use
+    from agentlab.fakeapi.offline import make_message, tool_use
 
     call = make_message([tool_use("bash", {"command": "rm -rf /tmp/x"}, id="t1")]).content[0]
     by_rule = al.execute([call], approve=al.Policy("auto", deny=["rm *"]))

@@ -5,8 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentlab as al
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 from agentlab.history import check_at, load, save, validate
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
 
 REASONS = ["end_turn", "stop_sequence", "tool_use", "max_tokens", "pause_turn", "refusal",
            "model_context_window_exceeded", "something_new"]  # fmt: skip

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from test_property import fails, ok, reply  # the same random replies
 
 import agentlab as al
-from agentlab.offline import make_message, text, tool_use
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import make_message, text, tool_use
+from agentlab.fakeapi.server import FakeMessagesServer
 
 
 def build(reason, with_text, uses, ids):

@@ -8,9 +8,9 @@ import anthropic
 import pytest
 
 import agentlab as al
-from agentlab.offline import ScriptedClient, bad_request, text, tool_use
-from agentlab.recording import ReplayMismatch
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import ScriptedClient, bad_request, text, tool_use
+from agentlab.fakeapi.recording import ReplayMismatch
+from agentlab.fakeapi.server import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-very-secret-key"

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentlab.diagram import diagram_svg
 from agentlab.history import validate
 from agentlab.i18n import EN, ZH, set_language
 from agentlab.loop import LoopResult
-from agentlab.render import (
+from agentlab.views.diagram import diagram_svg
+from agentlab.views.render import (
     block_html,
     decision_html,
     error_html,
@@ -698,7 +698,7 @@ def test_characters_that_reorder_or_hide_text_are_written_out(where: str) -> Non
 def test_a_long_bash_command_is_folded_like_long_output() -> None:
     """A 10,000-character command (or a 200-line heredoc) was drawn whole in every
     card and in the approval panel, pushing Approve/Deny thousands of px down."""
-    from agentlab.render import FOLD_CHARS, block_html
+    from agentlab.views.render import FOLD_CHARS, block_html
 
     heredoc = "cat > notes.txt <<'EOF'\n" + "\n".join(f"line {i}" for i in range(200)) + "\nEOF"
     for command in ("echo " + "x" * 10_000, heredoc):

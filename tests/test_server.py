@@ -12,8 +12,8 @@ import httpx2
 import pytest
 
 import agentlab as al
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.server import FakeMessagesServer
 
 MODEL = "claude-sonnet-5-5"
 HI = [{"role": "user", "content": "hi"}]
@@ -257,7 +257,7 @@ def test_serve_from_the_shell_answers_the_sdk(tmp_path):
         [
             sys.executable,
             "-m",
-            "agentlab.testing",
+            "agentlab.fakeapi.server",
             "--port",
             "0",
             "--quiet",
@@ -357,7 +357,7 @@ def turn(n: int, mark: str = "last") -> dict:
 
 
 def test_a_breakpoint_moved_to_the_newest_message_reads_what_the_last_turn_wrote():
-    from agentlab.testing.cache import PromptCache, count
+    from agentlab.fakeapi.server.cache import PromptCache, count
 
     cache = PromptCache()
     first, second, third = (cache.usage(turn(n), 512) for n in (0, 1, 2))
@@ -370,7 +370,7 @@ def test_a_breakpoint_moved_to_the_newest_message_reads_what_the_last_turn_wrote
 
 
 def test_a_system_only_breakpoint_reads_the_system_and_the_rest_is_input():
-    from agentlab.testing.cache import PromptCache, count
+    from agentlab.fakeapi.server.cache import PromptCache, count
 
     cache = PromptCache()
     a, b = cache.usage(turn(0, "system"), 512), cache.usage(turn(3, "system"), 512)
@@ -381,7 +381,7 @@ def test_a_system_only_breakpoint_reads_the_system_and_the_rest_is_input():
 
 
 def test_a_prompt_below_the_minimum_is_not_cached_and_the_minimum_is_per_model():
-    from agentlab.testing.cache import PromptCache
+    from agentlab.fakeapi.server.cache import PromptCache
 
     short = {"model": MODEL, "max_tokens": 5, "cache_control": {"type": "ephemeral"},
              "messages": [{"role": "user", "content": "hi " * 100}]}  # fmt: skip
@@ -400,7 +400,7 @@ def test_a_prompt_below_the_minimum_is_not_cached_and_the_minimum_is_per_model()
 
 
 def test_without_a_breakpoint_nothing_is_cached_even_if_the_prefix_was():
-    from agentlab.testing.cache import PromptCache
+    from agentlab.fakeapi.server.cache import PromptCache
 
     cache = PromptCache()
     cache.usage(turn(1), 512)
@@ -468,7 +468,7 @@ def test_a_content_length_that_is_not_a_number_is_a_400_and_closes(length):
 
 
 def test_a_body_shorter_than_its_content_length_times_out_with_the_apis_code():
-    from agentlab.testing import Limits
+    from agentlab.fakeapi.server import Limits
 
     with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
         answer = raw(server, (HEAD + f"content-length: {len(BODY) + 50}\r\n\r\n").encode() + BODY)
@@ -477,7 +477,7 @@ def test_a_body_shorter_than_its_content_length_times_out_with_the_apis_code():
 
 
 def test_a_body_over_the_limit_is_a_413_in_the_apis_shape_without_reading_it():
-    from agentlab.testing import Limits
+    from agentlab.fakeapi.server import Limits
 
     with FakeMessagesServer(["never"], limits=Limits(max_body=1000)) as server:
         big = json.dumps(
@@ -509,7 +509,7 @@ def test_deeply_nested_json_is_refused_and_the_server_goes_on():
 def test_idle_connections_are_closed_and_never_lock_others_out():
     import socket
 
-    from agentlab.testing import Limits
+    from agentlab.fakeapi.server import Limits
 
     limits = Limits(max_connections=8, idle_timeout=0.5)
     with FakeMessagesServer(["served"], limits=limits) as server:
@@ -528,7 +528,7 @@ def test_a_slow_sender_is_cut_off_at_the_request_deadline():
     import socket
     import time
 
-    from agentlab.testing import Limits
+    from agentlab.fakeapi.server import Limits
 
     with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
         with socket.create_connection(("127.0.0.1", server.port)) as s:

@@ -1,7 +1,6 @@
-"""agentlab.thinking: signatures, and the API's refusals of altered or dropped thinking blocks.
+"""agentlab.fakeapi.thinking: signatures, and the API's refusals of altered or dropped thinking blocks.
 
-Sources for the behaviour imitated here (checked 2026-11-30, as summarised in
-the project's ECOSYSTEM notes): platform.claude.com "What's new in Claude
+Sources for the behaviour imitated here (checked 2026-11-30): platform.claude.com "What's new in Claude
 Sonnet 5.5" and its migration guide (adaptive thinking by default, display
 "omitted", thinking blocks sent back unchanged), and the error texts seen in
 public reports in 2026: "messages.3.content.0: Invalid `signature` in
@@ -17,7 +16,7 @@ import copy
 
 import pytest
 
-from agentlab import thinking
+from agentlab.fakeapi import thinking
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
 

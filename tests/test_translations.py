@@ -101,7 +101,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def demo_tasks(source: str) -> list[str]:
     """Tasks a code cell gives the model behind ``al.connect()``: ``%agent``/``%%agent`` tasks, and
     in a cell that uses ``client``, each user message and each string passed to ask/agent_loop/AgentLoop."""
-    from agentlab.magic import COMMANDS, AgentMagics, split_line
+    from agentlab.apps.magic import COMMANDS, AgentMagics, split_line
 
     lines = source.splitlines()
     if lines and lines[0].startswith("%%agent"):

@@ -8,8 +8,8 @@ import pytest
 
 import agentlab as al
 from agentlab import models
+from agentlab.fakeapi.offline import DemoClient, ScriptedClient, make_message, tool_use
 from agentlab.i18n import set_language
-from agentlab.offline import DemoClient, ScriptedClient, make_message, tool_use
 from agentlab.usage import (
     PRICES_FILE,
     context_growth,

@@ -16,13 +16,13 @@ import ipywidgets as W
 import pytest
 
 import agentlab as al
+from agentlab.fakeapi.offline import ScriptedClient, bad_request, text, tool_use
 from agentlab.history import validate
 from agentlab.i18n import set_language
-from agentlab.offline import ScriptedClient, bad_request, text, tool_use
-from agentlab.render import STYLE
 from agentlab.tools import Policy, Tool, bash_tool
-from agentlab.widgets import HistoryView, LoopView, PairingView, show
-from agentlab.widgets.history_view import PAGE
+from agentlab.views import HistoryView, LoopView, PairingView, show
+from agentlab.views.history_view import PAGE
+from agentlab.views.render import STYLE
 from tests.test_render import EVIL, IMG, SCRIPT, assert_inert, tool_turn
 
 
@@ -140,7 +140,7 @@ def parallel(n: int) -> list[dict[str, Any]]:
 
 
 def test_calls_past_the_sixteenth_bring_their_own_rules_and_only_then() -> None:
-    from agentlab.render import SLOTS, slots_style, transcript_html
+    from agentlab.views.render import SLOTS, slots_style, transcript_html
 
     assert SLOTS == 16 and ".al-s16" in STYLE and ".al-s17" not in STYLE  # the shared sheet
     view = HistoryView(parallel(2))
@@ -164,7 +164,7 @@ def test_calls_past_the_sixteenth_bring_their_own_rules_and_only_then() -> None:
 
 
 def test_pair_blocks_carry_their_tool_use_id_for_the_pin_script() -> None:
-    from agentlab.widgets import pins
+    from agentlab.views import pins
 
     messages = tool_turn()
     messages[1]["content"][1]["id"] = 'toolu_"><b>x'
@@ -179,7 +179,7 @@ def test_pair_blocks_carry_their_tool_use_id_for_the_pin_script() -> None:
 def test_without_anywidget_a_history_view_has_no_pin_script(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agentlab.widgets import pins
+    from agentlab.views import pins
 
     monkeypatch.setattr(pins, "anywidget", None)
     view = HistoryView(tool_turn())
@@ -305,7 +305,7 @@ def test_pairing_view_follows_the_loop_with_status_and_duration(tmp_path: Path) 
 def test_pairing_view_draws_only_the_rows_that_can_change_and_matches_a_full_redraw(
     tmp_path: Path,
 ) -> None:
-    from agentlab.render import pairing_table_html, runs_of
+    from agentlab.views.render import pairing_table_html, runs_of
 
     def full(loop: al.AgentLoop) -> str:
         return pairing_table_html(loop.messages, loop.durations, runs_of(loop))
@@ -341,7 +341,7 @@ def test_pairing_view_draws_only_the_rows_that_can_change_and_matches_a_full_red
 
 
 def test_n_and_t_are_bound_to_next_stage_and_run_turn(tmp_path: Path) -> None:
-    from agentlab.widgets import keys
+    from agentlab.views import keys
 
     loop, _ = hello_loop(tmp_path)
     view = LoopView(loop)
@@ -357,7 +357,7 @@ def test_n_and_t_are_bound_to_next_stage_and_run_turn(tmp_path: Path) -> None:
 def test_without_anywidget_the_view_documents_tab_enter_and_space(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentlab.widgets import keys
+    from agentlab.views import keys
 
     monkeypatch.setattr(keys, "anywidget", None)
     loop, _ = hello_loop(tmp_path)

@@ -45,8 +45,8 @@ def run_lessons() -> dict[str, list[tuple[list[int], int]]]:
     import nbformat
     from nbclient import NotebookClient
 
-    from agentlab.offline import demo_reply
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.offline import demo_reply
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     outputs: list[int] = []
 

@@ -38,19 +38,19 @@ LOOPS = ("agent_loop", "guarded_loop")
 # A read-only cell that shows the student what their function will receive.
 EXAMPLES: dict[str, str] = {
     "decide": """\
-from agentlab.offline import make_message, text, tool_use
+from agentlab.fakeapi.offline import make_message, text, tool_use
 
 response = make_message([text("Let me count."), tool_use("bash", {"command": "wc -l agent.py"})])
 print(response.stop_reason)
 response.content""",
     "tool_result": """\
-from agentlab.offline import make_message, text, tool_use
+from agentlab.fakeapi.offline import make_message, text, tool_use
 
 response = make_message([text("Let me look."), tool_use("bash", {"command": "ls"})])
 block = response.content[1]
 block.id, block.name, block.input""",
     "run_tools": """\
-from agentlab.offline import make_message, text, tool_use
+from agentlab.fakeapi.offline import make_message, text, tool_use
 
 response = make_message(
     [text("Two at once."), tool_use("bash", {"command": "date"}), tool_use("bash", {"command": "ls"})]
@@ -72,7 +72,7 @@ messages = [
 results = [{"type": "tool_result", "tool_use_id": "toolu_01Ls", "content": "README.md"}]
 len(messages), results""",
     "agent_loop": """\
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 
 client = ScriptedClient([make_message([tool_use("bash", {"command": "ls"})]), make_message("Done.")])
 task = [{"role": "user", "content": "What is here?"}]

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentlab.exercises.report import Report, Result
 from agentlab.exercises.sandbox import Crashed, Foreign, Outcome, Stop, describe_error, plain, run
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.fakeapi.thinking import hidden, make_block, sign
 from agentlab.history import Problem, as_dict, blocks, validate
 from agentlab.i18n import t
-from agentlab.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.thinking import hidden, make_block, sign
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -495,7 +495,7 @@ def bash_call(command: str, id: str) -> dict[str, Any]:
 def thinking(note: str) -> dict[str, Any]:
     """A thinking block as claude-sonnet-5-5 returns it by default (display "omitted":
     empty text and a signature). The API wants it sent back unchanged; the offline
-    clients check its signature (``agentlab.thinking``)."""
+    clients check its signature (``agentlab.fakeapi.thinking``)."""
     return make_block(MODEL, note)
 
 
@@ -1029,7 +1029,7 @@ def _judge_thinking(trial: Trial, client: ExerciseClient, script: list[Message])
     The real API refuses such a request ("Expected `thinking` or `redacted_thinking`,
     but found `text`. When `thinking` is enabled, a final `assistant` message must
     start with a thinking block ...", and "Invalid `signature` in `thinking` block"
-    for an altered one; wording from public reports, 2026, see ECOSYSTEM.md). The
+    for an altered one; wording from public error reports, 2026). The
     offline clients may not check it yet, so the checker looks at the history the
     loop sent itself."""
     for k, sent in enumerate(client.sent[1:], start=1):

@@ -249,7 +249,7 @@ EN: dict[str, str] = {
     "ex.nb.step1_check": "# Step 1 only (not graded): your limited_loop on the scenarios without approval or errors.",
     "ex.nb.step2_heading": "## Step 2: approval and errors",
     "ex.nb.step2": "Now `guarded_loop`: start from your `limited_loop` (copy it, or call a helper you wrote) and add approval and error results. Keep the function's name and parameters: the checker and the autograder call it by them.",
-    # qafix (check: the kernel judges what the checked process sent)
+    # check(): the kernel judges what the checked process sent
     "ex.happened.forged": "the checked process sent something that is not a record of the function's calls (a {value}): a check() result can only come from the checker",
 }
 
@@ -497,7 +497,7 @@ ZH: dict[str, str] = {
     "ex.nb.step1_check": "# 只检查第 1 步（不计分）：你的 limited_loop 在不涉及批准和错误的场景上的表现。",
     "ex.nb.step2_heading": "## 第 2 步：批准和错误",
     "ex.nb.step2": "现在写 `guarded_loop`：从你的 `limited_loop` 出发（复制它，或调用你写的辅助函数），加上批准和错误结果。保留函数名和参数：检查器和自动评分都按它们调用。",
-    # qafix (check: the kernel judges what the checked process sent)
+    # check(): the kernel judges what the checked process sent
     "ex.happened.forged": "被检查的进程发来的不是函数调用的记录（而是一个 {value}）：check() 的结果只能由检查器得出",
 }
 

@@ -245,8 +245,8 @@ def asks_by_default(client: Any) -> bool:
     or a client we do not know) is asked about. ``agentlab run`` and
     ``%%agent`` follow this unless told ``--yes``.
     """
-    from agentlab.offline import ScriptedClient
-    from agentlab.recording import RecordingClient, ReplayClient
+    from agentlab.fakeapi.offline import ScriptedClient
+    from agentlab.fakeapi.recording import RecordingClient, ReplayClient
 
     while isinstance(client, RecordingClient):
         client = client.client

@@ -51,7 +51,7 @@ if hasattr(os, "geteuid") and os.geteuid() == 0:
 
 def copy_lessons(spawner):
     """Before a student's server starts: copy the lessons into their home (never overwriting)."""
-    from agentlab.lessons import copy_lessons
+    from agentlab.apps.lessons import copy_lessons
 
     home = Path(spawner.home_dir_template.format(username=spawner.user.name))
     home.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ FIRST_REQUEST = 30_000  # ms: a first request may be slow on a busy machine
 SETUP = """\
 import tempfile
 import agentlab as al
-from agentlab.offline import ScriptedClient, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, text, tool_use
 
 workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
 client = ScriptedClient([
@@ -172,7 +172,7 @@ def test_keys_n_and_t_step_and_run_a_turn_while_the_focus_is_in_the_view(
 SLOW = """\
 import tempfile
 import agentlab as al
-from agentlab.offline import ScriptedClient, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, tool_use
 
 workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
 client = ScriptedClient(lambda request: [tool_use("bash", {"command": "sleep 60; echo late"})])
@@ -216,7 +216,7 @@ TWO_VIEWS = """\
 import tempfile
 import ipywidgets as W
 import agentlab as al
-from agentlab.offline import ScriptedClient, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, text, tool_use
 
 workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
 def make(word):

@@ -19,8 +19,8 @@ LIT = re.compile("inset")
 PRELUDE = """\
 import tempfile
 import agentlab as al
-from agentlab.offline import ScriptedClient, text, tool_use
-from agentlab.widgets import HistoryView
+from agentlab.fakeapi.offline import ScriptedClient, text, tool_use
+from agentlab.views import HistoryView
 
 workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
 def calls(*words):

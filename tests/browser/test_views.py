@@ -24,7 +24,7 @@ FIRST_REQUEST = 30_000  # ms: a first request may be slow on a busy machine
 PRELUDE = """\
 import tempfile
 import agentlab as al
-from agentlab.offline import ScriptedClient, text, tool_use
+from agentlab.fakeapi.offline import ScriptedClient, text, tool_use
 from agentlab.tools.policy import Verdict
 
 workdir = tempfile.mkdtemp(prefix="agentlab-browser-")
@@ -342,7 +342,7 @@ def test_chinese_lesson_02_renders_with_a_cjk_font(lab: Any, page: Any) -> None:
 
 
 LONG_HISTORY = """\
-from agentlab.widgets import HistoryView
+from agentlab.views import HistoryView
 
 messages = [{"role": "user", "content": "List the folders two at a time."}]
 for k in range(TURNS):  # turns of two parallel calls: 2 * TURNS + 1 messages
@@ -362,7 +362,7 @@ def test_a_long_history_shares_one_stylesheet_and_hover_still_lights_the_pair(
     on the pages of cards, not on each card. And hovering still lights a pair."""
     from playwright.sync_api import expect
 
-    from agentlab.widgets.history_view import PAGE
+    from agentlab.views.history_view import PAGE
 
     cells = [PRELUDE, LONG_HISTORY.replace("TURNS", str(PAGE))]
     panel = lab.run_cells(page, "long_history.ipynb", cells)
@@ -443,7 +443,7 @@ def test_a_folded_card_keeps_its_role_on_one_line_beside_a_long_preview(
     from playwright.sync_api import expect
 
     cell = """\
-from agentlab.widgets import HistoryView
+from agentlab.views import HistoryView
 
 messages = [{"role": "user", "content": "Count."}]
 for k in range(6):

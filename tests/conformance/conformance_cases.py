@@ -1,10 +1,9 @@
 """One table: a request to the local server, and what the real API answers to it.
 
 Each row cites where the real behaviour comes from (page and the date it was
-checked). "ECOSYSTEM" is ../shared/ECOSYSTEM.md, "The real API today", the
-project's notes from Anthropic's public docs (models overview, "What's new in
-Claude Sonnet 5.5" and its migration guide, handling stop reasons, message
-threads), checked 2026-11-30. A row whose exact wording is not public says so:
+checked). The pages are Anthropic's public docs on platform.claude.com (models
+overview, "What's new in Claude Sonnet 5.5" and its migration guide, handling
+stop reasons, message threads), checked 2026-11-30. A row whose exact wording is not public says so:
 it pins agentlab's wording, and only the status and error type are the API's.
 """
 
@@ -34,7 +33,7 @@ TOOL_CHOICE = (
     "checked 2026-12-01"
 )
 MODELS_API = "platform.claude.com/docs/en/api/models-list, checked 2026-11-30"
-SONNET_55 = "ECOSYSTEM: Sonnet 5.5 migration guide, checked 2026-11-30"
+SONNET_55 = "Sonnet 5.5 migration guide (platform.claude.com/docs), checked 2026-11-30"
 UNKNOWN = "exact wording not public: agentlab's text; status and type as on " + ERRORS_PAGE
 
 USER = {"role": "user", "content": "hi"}
@@ -221,7 +220,7 @@ CASES = [
          and len(r["content"][0]["text"]) <= 4),
     Case("max_tokens cuts a tool call and keeps it, not runnable",
          req(tools=[TOOL], max_tokens=4), 200, None,
-         STOP_REASONS + "; ECOSYSTEM (a cut-off tool input parses as a normal-looking dict)",
+         STOP_REASONS + "; the SDK's stream parser (a cut-off tool input parses as a normal-looking dict)",
          check=lambda r: r["stop_reason"] == "max_tokens" and _types(r)[-1] == "tool_use"),
     Case("a stop sequence stops the text", req(stop_sequences=["reply"]), 200, None,
          STOP_REASONS,

@@ -9,8 +9,8 @@ import pytest
 from anthropic import beta_tool
 from conformance_cases import CASES, SONNET, STRICT, Case
 
-from agentlab.offline import text, tool_use
-from agentlab.testing import FakeMessagesServer
+from agentlab.fakeapi.offline import text, tool_use
+from agentlab.fakeapi.server import FakeMessagesServer
 from tests.seed_loop import seed_loop
 
 SERVER = FakeMessagesServer(
@@ -144,7 +144,7 @@ def test_a_broken_slice_of_a_thread_is_reported_at_its_place_in_the_whole_histor
 
 
 def test_the_seeds_loop_runs_unchanged_through_the_sdk(tmp_path, monkeypatch):
-    """The lesson's loop (../shared/seed/s01_agent_loop.zh.txt) with the real SDK
+    """The lesson's loop (the seed lesson, s01_agent_loop) with the real SDK
     pointed at ``agentlab serve``'s demo model."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("print(1)\n")
@@ -167,7 +167,7 @@ def test_the_seeds_loop_runs_unchanged_through_the_sdk(tmp_path, monkeypatch):
 )
 def test_the_offline_checks_say_the_same_without_http(case: Case):
     """``check_request`` is what ScriptedClient and DemoClient use: same table, same words."""
-    from agentlab.checks import check_request
+    from agentlab.fakeapi.checks import check_request
 
     errors = check_request(case.body, api_version=case.version, paused=set(), thought=set())
     assert errors[:1] == ([case.error] if case.error else [])

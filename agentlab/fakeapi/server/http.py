@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from agentlab.streaming import events
+from agentlab.fakeapi.streaming import events
 
 if TYPE_CHECKING:
-    from agentlab.testing.server import Answer, FakeMessagesServer, Fault
+    from agentlab.fakeapi.server.server import Answer, FakeMessagesServer, Fault
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,7 @@ class Handler(BaseHTTPRequestHandler):
         self._chunk(f"event: {name}\ndata: {payload}\n\n".encode())
 
     def stream(self, message: Any, request_id: str, fault: Fault | None) -> None:
-        from agentlab.testing.server import error_body
+        from agentlab.fakeapi.server.server import error_body
 
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")

@@ -208,7 +208,7 @@ class _Messages:
         return self._owner.reply(params)
 
     def stream(self, **params: Any) -> Any:
-        from agentlab.offline import _Stream
+        from agentlab.fakeapi.offline import _Stream
 
         return _Stream(self._owner.reply(params))
 

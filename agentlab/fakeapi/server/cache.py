@@ -4,7 +4,7 @@ A request is read as a row of *blocks* in the order the API caches them:
 each tool definition, the system prompt (or each of its blocks), then every
 content block of every message. Rules followed (Anthropic docs, "Prompt
 caching", platform.claude.com/docs/en/build-with-claude/prompt-caching,
-checked 2026-11-30, and ../shared/ECOSYSTEM.md):
+checked 2026-11-30):
 
 - a ``cache_control`` on a tool, a system block or a message block is a
   breakpoint; a top-level ``cache_control`` puts one on the last block (the

@@ -206,7 +206,7 @@ def split_line(line: str, takes_value: set[str]) -> tuple[list[str], str]:
 
 
 def frontend(shell: Any) -> str:
-    """``"widgets"``, ``"live"`` (a kernel without agentlab.widgets) or ``"text"``.
+    """``"widgets"``, ``"live"`` (a kernel without agentlab.views) or ``"text"``.
 
     A Jupyter kernel is an ``ipykernel`` ``ZMQInteractiveShell`` (or a
     subclass, as in Colab). The kernel cannot tell whether the page shows
@@ -220,9 +220,9 @@ def frontend(shell: Any) -> str:
 
 
 def _views() -> Any:
-    """``agentlab.widgets`` if it can be used (it needs ipywidgets), else None."""
+    """``agentlab.views`` if it can be used (it needs ipywidgets), else None."""
     try:
-        views = importlib.import_module("agentlab.widgets")
+        views = importlib.import_module("agentlab.views")
     except ImportError:
         return None
     return views if hasattr(views, "HistoryView") and hasattr(views, "LoopView") else None
@@ -399,7 +399,7 @@ def stopped_line(loop: AgentLoop, took_back: bool) -> str:
     stage = loop.stopped_at or loop.stage
     running = [a for a in loop.audit if a.get("verdict") == "interrupted"]
     if running:
-        from agentlab.render import oneline, shown
+        from agentlab.views.render import oneline, shown
 
         call = oneline(shown(describe_call(running[-1])), 120)  # one short line, nothing hidden
         what = t("loopcore.what.tool", call=call)
@@ -613,7 +613,7 @@ class AgentMagics(Magics):
             if not hasattr(getattr(client, "messages", None), "create"):
                 raise UsageError(t("magic.not_a_client", name=args.client))
             return client
-        from agentlab.offline import DemoClient, connect
+        from agentlab.fakeapi.offline import DemoClient, connect
 
         if args.offline:
             return DemoClient()

@@ -1,6 +1,6 @@
 """ipywidgets views of the agent loop: history cards, tool pairs, the stepper.
 
-    from agentlab.widgets import HistoryView, PairingView, LoopView, show
+    from agentlab.views import HistoryView, PairingView, LoopView, show
 
     HistoryView(messages)     # one card per message; each tool_use tied to its tool_result
     PairingView(messages)     # one row per tool call: turn, id, tool, input, status, time
@@ -10,17 +10,17 @@
 Importing this module imports ipywidgets (``import agentlab`` does not).
 Each view also renders as plain HTML, so saved notebooks show it on GitHub,
 nbviewer and in exported HTML where widgets cannot run. That HTML comes from
-``agentlab.render`` and ``agentlab.diagram``, which need no ipywidgets
-(``agentlab.widgets.render`` and ``agentlab.widgets.diagram`` still re-export them).
+``agentlab.views.render`` and ``agentlab.views.diagram``, which need no ipywidgets
+(``agentlab.views.render`` and ``agentlab.views.diagram`` still re-export them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentlab.widgets.history_view import HistoryView
-from agentlab.widgets.loop_view import LoopView
-from agentlab.widgets.pairing_view import PairingView
+from agentlab.views.history_view import HistoryView
+from agentlab.views.loop_view import LoopView
+from agentlab.views.pairing_view import PairingView
 
 __all__ = ["HistoryView", "LoopView", "PairingView", "show"]
 

@@ -8,7 +8,7 @@ waiting while the results are not appended yet) and how long the tool ran
 the person edited shows what really ran, and a denied one says "denied".
 
 Inside a LoopView, hovering a row lights that pair's two cards in the history
-(``agentlab.widgets.pins``, with anywidget installed); a PairingView on its own
+(``agentlab.views.pins``, with anywidget installed); a PairingView on its own
 has no cards beside it, so there only the row lights up.
 """
 
@@ -21,7 +21,8 @@ import ipywidgets as W
 
 from agentlab.history import pairings
 from agentlab.loop import Event
-from agentlab.render import (
+from agentlab.views.base import source
+from agentlab.views.render import (
     STYLE,
     pairing_rows_html,
     pairing_table,
@@ -29,7 +30,6 @@ from agentlab.render import (
     role_of,
     runs_of,
 )
-from agentlab.widgets.base import source
 
 __all__ = ["PairingView"]
 

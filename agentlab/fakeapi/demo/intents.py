@@ -23,8 +23,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentlab.demo.strings import say
-from agentlab.demo.words import Task
+from agentlab.fakeapi.demo.strings import say
+from agentlab.fakeapi.demo.words import Task
 
 q = shlex.quote
 HIDDEN = "-not -path '*/.*'"  # skip hidden folders such as .git

@@ -7,7 +7,7 @@ Sources: Anthropic docs, "Handling stop reasons"
 ``max_tokens`` keeps what fitted and says ``stop_reason: "max_tokens"``; a
 ``tool_use`` block cut off in its input is kept with the input parsed from the
 part that fitted, which is what the SDK's stream parser makes of the partial
-JSON (../shared/ECOSYSTEM.md: never run a cut-off call).
+JSON, so a cut-off call looks whole: never run it.
 """
 
 from __future__ import annotations

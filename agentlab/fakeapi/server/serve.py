@@ -1,4 +1,4 @@
-"""``agentlab serve`` (also ``python -m agentlab.testing``): one server for a class."""
+"""``agentlab serve`` (also ``python -m agentlab.fakeapi.server``): one server for a class."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentlab.fakeapi.server.http import Limits
+from agentlab.fakeapi.server.server import FakeMessagesServer
 from agentlab.i18n import t
-from agentlab.testing.http import Limits
-from agentlab.testing.server import FakeMessagesServer
 
 DESCRIPTION = """\
 Serve the Anthropic Messages API locally: the offline demo model by default,
 or a script of replies. Students point ANTHROPIC_BASE_URL at it and run the
 same code they would run against the real API.
 
-Checked as the real API checks (agentlab.checks): the anthropic-version header,
+Checked as the real API checks (agentlab.fakeapi.checks): the anthropic-version header,
 fields this API version does not know, the model name (404 unless
 --any-model), per-model rules from agentlab/models.json (prefill, forced
 tool_choice, thinking types, sampling parameters, system messages,
@@ -34,7 +34,7 @@ prompt caching (estimated tokens, 4 characters each).
 EPILOG = """\
 Not imitated: a real model (the demo follows a short script), real token
 counts, rate limits, server tools, images and files, batches, and the
-signature check of thinking blocks beyond what agentlab.checks knows. Error
+signature check of thinking blocks beyond what agentlab.fakeapi.checks knows. Error
 texts the public docs do not give are agentlab's wording (marked in the code).
 
 Limits (one class on one laptop): bodies up to 32 MB, JSON nesting up to 100,
@@ -88,7 +88,7 @@ def _restart_with_few_arenas(argv: list[str]) -> None:
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONPATH": path}
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "agentlab.testing", *argv], env)
+    os.execve(sys.executable, [sys.executable, "-m", "agentlab.fakeapi.server", *argv], env)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.script, encoding="utf-8") as f:
             replies = json.load(f)
     elif args.replay:
-        from agentlab.recording import ReplayClient
+        from agentlab.fakeapi.recording import ReplayClient
 
         replies = ReplayClient(args.replay, match="request").reply
 

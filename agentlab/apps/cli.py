@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("options", nargs="*", help=t("cli.help.serve_options"))
     sub.add_parser("doctor", help=t("cli.help.doctor"))
-    from agentlab import lessons
+    from agentlab.apps import lessons
 
     lessons.add_arguments(sub.add_parser("lessons", help=t("cli.help.lessons")))
     return p
@@ -172,10 +172,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from agentlab.errors import RequestError
+    from agentlab.fakeapi.offline import connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
     from agentlab.loop import AgentLoop, Interrupted
-    from agentlab.offline import connect
     from agentlab.tools import bash, bash_tool, make_workspace
     from agentlab.tools.policy import asks_by_default
 
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         approve = _confirm(console)
     if args.record:
-        from agentlab.recording import record
+        from agentlab.fakeapi.recording import record
 
         client = record(client, args.record)
     tool = bash
@@ -244,11 +244,11 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["doctor"]:
-        from agentlab import doctor
+        from agentlab.apps import doctor
 
         return doctor.main(argv[1:])
-    if argv[:1] == ["serve"]:  # its options belong to agentlab.testing
-        from agentlab import testing
+    if argv[:1] == ["serve"]:  # its options belong to agentlab.fakeapi.server
+        from agentlab.fakeapi import server as testing
 
         return testing.main(argv[1:])
     if "--lang" in argv[:-1]:  # so that --help is in that language too
@@ -261,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return run(args)
     if args.command == "lessons":
-        from agentlab import lessons
+        from agentlab.apps import lessons
 
         return lessons.run(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

@@ -101,7 +101,7 @@ def _cjk_font() -> Check:
 
 
 def _lessons() -> Check:
-    from agentlab.lessons import FIRST_LESSON, source_dir
+    from agentlab.apps.lessons import FIRST_LESSON, source_dir
 
     folder = source_dir()
     ok = (folder / FIRST_LESSON).is_file()

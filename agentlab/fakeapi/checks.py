@@ -28,7 +28,8 @@ from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any
 
-from agentlab import models, thinking
+from agentlab import models
+from agentlab.fakeapi import thinking
 from agentlab.history import as_dict, blocks, check_at, misplaced_system, validate
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 # headers, so their requests are checked as if they came with this one.
 SDK_API_VERSION = "2026-10-21"
 # From this version on, unknown top-level fields are refused
-# (../shared/ECOSYSTEM.md "The real API today", from the Sonnet 5.5 migration guide, 2026-11-30).
+# (Anthropic's Claude Sonnet 5.5 migration guide, platform.claude.com/docs, checked 2026-11-30).
 STRICT_API_VERSION = "2026-10-21"
 SAMPLING = ("temperature", "top_p", "top_k")
 # Keyword arguments of the SDK's create() that are request options, not body fields.
@@ -111,7 +112,7 @@ def check_request(
     the two apart).
 
     ``thought`` holds the ids of tool calls whose reply the caller gave out with
-    a thinking block (see ``agentlab.thinking.check``); None applies the strict rule.
+    a thinking block (see ``agentlab.fakeapi.thinking.check``); None applies the strict rule.
     """
     errors: list[str] = []
     required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
@@ -221,13 +222,13 @@ def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[
     kind = thinking.get("type") if isinstance(thinking, Mapping) else None
     if kind not in info.thinking:
         # That Sonnet 5.5 refuses "enabled"/"disabled" and budgets is documented
-        # (migration guide, see ECOSYSTEM.md); the exact sentence is not public.
+        # (the Sonnet 5.5 migration guide, checked 2026-11-30); the exact sentence is not public.
         accepted = " or ".join(f"'{k}'" for k in info.thinking)
         return [f"thinking.type: '{kind}' is not supported by {info.id}; use {accepted}"]
     if "display" in thinking and thinking["display"] not in _DISPLAYS:
         # pydantic's wording for a literal, as the API's other field errors use it; the
         # API's sentence for this field is not public. "omitted" is confirmed for Sonnet
-        # 5.5 (ECOSYSTEM.md); the name of the one that returns the text is agentlab's guess.
+        # 5.5 (the Sonnet 5.5 migration guide); the name of the one that returns the text is agentlab's guess.
         words = " or ".join(f"'{d}'" for d in _DISPLAYS)
         return [f"thinking.display: Input should be {words}"]
     return []
@@ -314,8 +315,8 @@ def _history(
             kept.append(m)
             index.append(i)
         elif info is not None and info.system_messages and i == 0:
-            # ECOSYSTEM.md: "as the first message the API says to use the top-level
-            # `system` parameter"; the exact sentence is not public (agentlab's).
+            # The Sonnet 5.5 migration guide: as the first message, use the top-level
+            # `system` parameter; the exact sentence is not public (agentlab's).
             errors.append(
                 "messages.0: a `system` message cannot come first; put the system prompt "
                 "in the top-level `system` parameter"

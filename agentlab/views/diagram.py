@@ -14,7 +14,7 @@ fallbacks draw the light picture.
 from __future__ import annotations
 
 from agentlab.i18n import t
-from agentlab.render import escape
+from agentlab.views.render import escape
 
 __all__ = ["NODES", "diagram_svg"]
 

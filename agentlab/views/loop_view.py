@@ -9,9 +9,9 @@ its stop reason; a turn counter; tokens per turn with running totals and
 cost; the model's text as it streams in; the history (one card per message,
 earlier turns folded) and the table of tool pairs (hover a row, or a result
 waiting to be appended, and its two cards light up: the history's script,
-``agentlab.widgets.pins``, with ``anywidget`` installed); **Copy history as JSON**.
+``agentlab.views.pins``, with ``anywidget`` installed); **Copy history as JSON**.
 Keys **N** (Next stage) and **T** (Run turn) while the focus is in the view
-(with ``anywidget`` installed, see ``agentlab.widgets.keys``).
+(with ``anywidget`` installed, see ``agentlab.views.keys``).
 
 Layout: two columns (diagram and decision; history) that wrap into one on a
 narrow screen (flex-wrap, no fixed widths). Whatever needs an answer (the
@@ -71,12 +71,17 @@ from typing import Any
 
 import ipywidgets as W
 
-from agentlab.diagram import diagram_svg
 from agentlab.errors import RequestError
 from agentlab.history import HistoryError, as_dict
 from agentlab.i18n import t
 from agentlab.loop import Event
-from agentlab.render import (
+from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
+from agentlab.views.base import dispose
+from agentlab.views.diagram import diagram_svg
+from agentlab.views.history_view import HistoryView
+from agentlab.views.keys import shortcuts
+from agentlab.views.pairing_view import PairingView
+from agentlab.views.render import (
     STYLE,
     block_html,
     decision_html,
@@ -94,11 +99,6 @@ from agentlab.render import (
     totals_html,
     transcript_html,
 )
-from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
-from agentlab.widgets.base import dispose
-from agentlab.widgets.history_view import HistoryView
-from agentlab.widgets.keys import shortcuts
-from agentlab.widgets.pairing_view import PairingView
 
 __all__ = ["LoopView"]
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab import controls
 from agentlab import models as model_table
-from agentlab.checks import check_headers, check_request, fingerprint
-from agentlab.offline import DEMO_MODEL, demo_reply, make_message
-from agentlab.testing import cache, threads
-from agentlab.testing.http import BodyError, Handler, Limits, Server, too_deep
+from agentlab.fakeapi import controls
+from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
+from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
+from agentlab.fakeapi.server import cache, threads
+from agentlab.fakeapi.server.http import BodyError, Handler, Limits, Server, too_deep
 
 # The error "type" the API uses for each status code (Anthropic docs, "Errors",
 # platform.claude.com/docs/en/api/errors, checked 2026-11-30).
@@ -121,7 +121,7 @@ class FakeMessagesServer:
     ``chunk_delay`` slows streams down so a class can watch the text arrive.
     ``record`` is how many requests ``server.requests`` keeps (None: all;
     ``agentlab serve`` keeps none). ``limits`` bounds what one client may take
-    (see ``agentlab.testing.http``).
+    (see ``agentlab.fakeapi.server.http``).
     """
 
     def __init__(

@@ -12,7 +12,7 @@ a model: everything it knows comes from the history.
 3. Earlier turns give follow-ups their meaning ("which is the largest?"
    after a listing looks in the folder that was listed).
 4. The reply takes the shape of the request's model (see
-   ``agentlab.thinking``): ``claude-sonnet-5-5`` starts each reply with a
+   ``agentlab.fakeapi.thinking``): ``claude-sonnet-5-5`` starts each reply with a
    thinking block and puts its text between tool calls inside it;
    ``claude-haiku-4-5`` writes that text as a plain text block.
 """
@@ -24,10 +24,10 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from agentlab import thinking
-from agentlab.demo.intents import INTENTS, Plan, Step, plan
-from agentlab.demo.strings import say
-from agentlab.demo.words import Task
+from agentlab.fakeapi import thinking
+from agentlab.fakeapi.demo.intents import INTENTS, Plan, Step, plan
+from agentlab.fakeapi.demo.strings import say
+from agentlab.fakeapi.demo.words import Task
 from agentlab.history import as_dict, blocks
 from agentlab.i18n import STRINGS, get_language, language_chosen
 

@@ -1,7 +1,7 @@
 """A local HTTP server that speaks the Anthropic Messages API, for tests and classes.
 
     import anthropic
-    from agentlab.testing import FakeMessagesServer
+    from agentlab.fakeapi.server import FakeMessagesServer
 
     with FakeMessagesServer(["Hello!"]) as server:
         client = anthropic.Anthropic(api_key="test", base_url=server.url, max_retries=0)
@@ -15,7 +15,7 @@ building, retries, streaming and message-thread code all run. The server
   request says ``"stream": true``; ``POST /v1/messages/count_tokens``;
   ``GET /v1/models`` and ``GET /v1/models/{id}``;
 - checks every request as the API does, per model and API version
-  (``agentlab.checks``): a broken one gets a 400 in the API's error shape and
+  (``agentlab.fakeapi.checks``): a broken one gets a 400 in the API's error shape and
   wording, an unknown model a 404 ``model: NAME`` (``any_model=True`` accepts
   any name);
 - honours ``max_tokens`` (a cut reply ends with ``stop_reason: "max_tokens"``),
@@ -40,16 +40,16 @@ Modules: ``server`` (FakeMessagesServer), ``http`` (reading and writing),
 (the command line).
 """
 
-from agentlab.streaming import events
-from agentlab.testing.http import Limits
-from agentlab.testing.serve import main
-from agentlab.testing.server import (
+from agentlab.fakeapi.server.http import Limits
+from agentlab.fakeapi.server.serve import main
+from agentlab.fakeapi.server.server import (
     Answer,
     FakeMessagesServer,
     Fault,
     RecordedRequest,
     error_body,
 )
+from agentlab.fakeapi.streaming import events
 
 __all__ = [
     "Answer",

@@ -12,7 +12,7 @@ trip to the kernel, and in nbviewer too); ``view.select(tool_use_id)`` pins
 one from Python. A message with more than ``render.SLOTS`` parallel calls
 brings the CSS rules for the rest in a ``<style>`` of its own. The pin is a
 checkbox in the card's HTML, and an append draws the last page again: a small
-script (``agentlab.widgets.pins``, with anywidget installed) ticks the pinned
+script (``agentlab.views.pins``, with anywidget installed) ticks the pinned
 pairs again, per view. A rule the history breaks (an unanswered tool_use, a
 result nobody asked for, ...) is flagged on the card, in the API's own words.
 
@@ -22,7 +22,7 @@ output fold too ("show N more lines"). A call the person edited or denied
 (in a LoopView's confirm mode) says so on its card, with what really ran.
 
 Cards are drawn by the same function as the widget-free HTML
-(``agentlab.render.card_html``) and sit in pages of about 100: one HTML widget
+(``agentlab.views.render.card_html``) and sit in pages of about 100: one HTML widget
 per page, not per card, so a history of 2,000 messages is 20 widgets for the
 browser to build, not 2,000 (each widget is a model, a view and a comm).
 A results card always shares the page of the card before it, so the CSS that
@@ -48,7 +48,9 @@ import ipywidgets as W
 
 from agentlab.history import Problem
 from agentlab.loop import Event
-from agentlab.render import (
+from agentlab.views.base import dispose, source
+from agentlab.views.pins import pair_script
+from agentlab.views.render import (
     _LIT,  # the style of a lit pair, for a pair pinned from Python
     OPEN_LAST,
     STYLE,
@@ -62,8 +64,6 @@ from agentlab.render import (
     summary_html,
     transcript_html,
 )
-from agentlab.widgets.base import dispose, source
-from agentlab.widgets.pins import pair_script
 
 __all__ = ["HistoryView"]
 

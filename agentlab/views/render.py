@@ -1,7 +1,7 @@
 """HTML for the views: message cards, tool pairs, decisions, totals, a finished run.
 
 Pure functions from history data to HTML strings, shared by the live widgets
-(``agentlab.widgets``) and by the widget-free fallbacks (``_repr_html_``) that
+(``agentlab.views``) and by the widget-free fallbacks (``_repr_html_``) that
 GitHub, nbviewer and ``nbconvert`` show. Nothing here imports ipywidgets, so
 the loop's own reprs can use it.
 
@@ -82,7 +82,7 @@ SLOTS = 16  # tool calls per message whose pair the shared stylesheet lights (se
 # The shared stylesheet has rules for the first SLOTS calls of a message; a
 # history with more parallel calls than that brings the rules for the rest
 # (``slots_style``), so nobody else pays for them.
-# ``.al-lit`` is set by the views' script (``agentlab.widgets.pins``) on the two
+# ``.al-lit`` is set by the views' script (``agentlab.views.pins``) on the two
 # blocks (tool_use and tool_result) of a pair whose row in the pairs table is hovered.
 _LIT = (
     "box-shadow:inset 0 0 0 2px var(--al-pair);"
@@ -546,7 +546,7 @@ def _badge(pair: Pair | None, pin: bool = True) -> str:
     """The pair's badge. Inside a card it holds a hidden checkbox: clicking the
     badge pins the highlight of both halves of the pair (pure CSS, see
     ``PAIR_STYLE``; a live view's script keeps the pin when the card is drawn
-    again, see ``agentlab.widgets.pins``), hovering either half lights up both."""
+    again, see ``agentlab.views.pins``), hovering either half lights up both."""
     if pair is None:
         tip = escape(t("view.pair.unexpected"))
         return f'<span class="al-badge" style="--al-pair:#cf222e" title="{tip}">?</span>'

@@ -19,7 +19,7 @@ in-process (``httpx2.MockTransport``, see ``ScriptedClient._answer``), never
 leaving the machine. ``messages.stream()``, ``create(stream=True)``,
 ``count_tokens``, ``with_raw_response``, ``beta.messages.tool_runner`` and
 ``.thread()`` are therefore the SDK's own code, fed the same JSON and
-server-sent events (``agentlab.streaming``) that ``agentlab serve`` sends.
+server-sent events (``agentlab.fakeapi.streaming``) that ``agentlab serve`` sends.
 
 The one exception is a plain ``messages.create`` (keywords the installed
 SDK's ``Messages.create`` takes, no stream, no request options): it is
@@ -48,19 +48,19 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentlab import (
+from agentlab.fakeapi import (
     controls,  # max_tokens, stop_sequences, tool_choice: as agentlab serve applies them
 )
-from agentlab.checks import (  # the API's rules
+from agentlab.fakeapi.checks import (  # the API's rules
     bad_request,
     check_request,
     fingerprint,
     not_found,
     unknown_model,
 )
+from agentlab.fakeapi.streaming import events, sse
 from agentlab.history import as_dict
 from agentlab.i18n import t
-from agentlab.streaming import events, sse
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -289,7 +289,7 @@ class ScriptedClient:
     A reply built from short-hand (a string, blocks, a dict) names the model
     asked for, as the API echoes it, and follows the request's ``max_tokens``,
     ``stop_sequences`` and ``tool_choice`` as ``agentlab serve`` does
-    (``agentlab.controls``); a ready ``Message`` is returned exactly as it is.
+    (``agentlab.fakeapi.controls``); a ready ``Message`` is returned exactly as it is.
     A reply that breaks the request's ``tool_choice`` (no call under ``any``
     or ``tool``, another tool under ``tool``, a call under ``none``) raises
     ``ScriptError``: the API never answers like that, so the script is wrong.
@@ -469,7 +469,7 @@ def _signed(message: Message, model: str) -> Message:
     """A scripted reply's thinking blocks, signed as the requested model signs them
     (a hand-written signature is a placeholder), so sending them back unchanged
     passes the check the real API makes. A block already signed stays as it is."""
-    from agentlab import thinking
+    from agentlab.fakeapi import thinking
 
     def fix(b: Any) -> Any:
         if b.type != "thinking" or thinking.verify(model, b):
@@ -491,14 +491,14 @@ def stream_of(message: Message) -> Any:
     return client._sdk.messages.stream(model=message.model, max_tokens=1, messages=ask)
 
 
-_Stream = stream_of  # the name agentlab.recording imports
+_Stream = stream_of  # the name agentlab.fakeapi.recording imports
 
 
 # ---------------------------------------------------------------------------
-# The offline demo model (the package agentlab.demo)
+# The offline demo model (the package agentlab.fakeapi.demo)
 # ---------------------------------------------------------------------------
 
-from agentlab.demo import demo_reply  # noqa: E402  (kept importable from here)
+from agentlab.fakeapi.demo import demo_reply  # noqa: E402  (kept importable from here)
 
 
 class DemoClient(ScriptedClient):

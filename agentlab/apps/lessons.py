@@ -37,7 +37,7 @@ SKIP_PARTS = {".ipynb_checkpoints", "__pycache__"}
 
 def source_dir() -> Path:
     """The folder of lesson notebooks that came with this installation of agentlab."""
-    return Path(__file__).resolve().parent / "notebooks"
+    return Path(__file__).resolve().parent.parent / "notebooks"
 
 
 def lesson_files(source: Path | None = None) -> Iterator[Path]:
@@ -102,7 +102,7 @@ def _free_port() -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``lessons`` subcommand's options (used by ``agentlab.cli``)."""
+    """The ``lessons`` subcommand's options (used by ``agentlab.apps.cli``)."""
     parser.add_argument(
         "dir", nargs="?", default=DEFAULT_DIR, help=t("cli.help.lessons_dir", default=DEFAULT_DIR)
     )
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agentlab.lessons [DIR]``, the same as ``agentlab lessons [DIR]``."""
+    """``python -m agentlab.apps.lessons [DIR]``, the same as ``agentlab lessons [DIR]``."""
     parser = argparse.ArgumentParser(
         prog="agentlab lessons", description="Copy the lessons into a folder and open JupyterLab."
     )

@@ -1,0 +1,3 @@
+from agentlab.fakeapi.server.serve import main
+
+raise SystemExit(main())

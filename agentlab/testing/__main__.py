@@ -1,3 +1,0 @@
-from agentlab.testing.serve import main
-
-raise SystemExit(main())
