@@ -71,6 +71,16 @@ def _bash() -> Check:
     return Check("bash", ok, found, "" if ok else t("doctor.fix.bash"))
 
 
+def _sandbox() -> Check:
+    """Whether model commands run under bubblewrap (Linux); not required, but said plainly."""
+    from agentlab.tools.shell import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        return Check("sandbox", False, problem, t("doctor.fix.sandbox"), required=False)
+    return Check("sandbox", True, t("doctor.sandbox.ok"), required=False)
+
+
 def _lab() -> Check:
     """JupyterLab installed, and the ipywidgets front end in the Lab that will serve the lessons."""
     import importlib.util
@@ -109,7 +119,15 @@ def _lessons() -> Check:
     return Check("lessons", ok, str(folder) if ok else t("doctor.lessons.missing"), fix)
 
 
-CHECKS: tuple[Callable[[], Check], ...] = (_version, _model, _bash, _lab, _cjk_font, _lessons)
+CHECKS: tuple[Callable[[], Check], ...] = (
+    _version,
+    _model,
+    _bash,
+    _sandbox,
+    _lab,
+    _cjk_font,
+    _lessons,
+)
 
 
 def checks() -> list[Check]:
