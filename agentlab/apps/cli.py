@@ -182,12 +182,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from agentlab.errors import RequestError
-    from agentlab.fakeapi.offline import connect
+    from agentlab.fakeapi.offline import asks_by_default, connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
     from agentlab.loop import AgentLoop, Interrupted
     from agentlab.tools import bash, bash_tool, make_workspace
-    from agentlab.tools.policy import asks_by_default
 
     console = Console(highlight=False, emoji=False)
     if args.lang:  # the language: --lang, else the task's own script, else the locale (LANG)
