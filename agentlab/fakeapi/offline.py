@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DemoClient",
     "ScriptError",
+    "asks_by_default",
     "ScriptedClient",
     "Threads",
     "bad_request",
@@ -516,6 +517,22 @@ class DemoClient(ScriptedClient):
 
     def __init__(self, *, check: bool = True, any_model: bool = False):
         super().__init__(demo_reply, check=check, any_model=any_model)
+
+
+def asks_by_default(client: Any) -> bool:
+    """The one approval default: ask before each tool unless the model is offline.
+
+    agentlab's offline clients (the demo model, scripted and replayed ones)
+    run tools unasked; anything else (the real SDK, with a key or a base URL,
+    or a client we do not know) is asked about. ``agentlab run`` and
+    ``%%agent`` follow this unless told ``--yes``. It lives here, beside
+    ``connect()``, because only the emulator knows its own clients.
+    """
+    from agentlab.fakeapi.recording import RecordingClient, ReplayClient
+
+    while isinstance(client, RecordingClient):
+        client = client.client
+    return not isinstance(client, (ScriptedClient, ReplayClient))
 
 
 def connect(offline: bool = False, *, model: str | None = None, quiet: bool = False) -> Any:
