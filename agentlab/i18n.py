@@ -43,8 +43,8 @@ EN: dict[str, str] = {
     "decide.stop_sequence": "One of your stop_sequences appeared in the output, so the model stopped there; nothing is run and the loop stops.",
     "decide.max_tokens": "The reply was cut off at max_tokens; a cut-off tool call is never run, so the loop stops. To get the rest, raise max_tokens or ask the model to continue.",
     "decide.pause_turn": "A server tool paused the turn at its iteration limit; send the reply back as it is and the model continues.",
-    "decide.refusal": "The model declined (see stop_details); nothing is run and the loop stops. Remove or rephrase the refused turn before asking again.",
-    "decide.model_context_window_exceeded": "The history filled the model's context window, so the reply is cut off; nothing is run and the loop stops. Shorten the history before going on.",
+    "decide.refusal": 'The model declined (stop_reason "refusal"; stop_details says why); nothing is run and the loop stops. The same request usually gets an answer from another Claude model: retry it unchanged on the model stop_details.recommended_model names (with its fallback_credit_token), or on a fallback model of your choice; asking the same model again gets the same refusal.',
+    "decide.model_context_window_exceeded": "The reply filled what was left of the model's context window and was cut off; treat it as truncated, like max_tokens: nothing is run and the loop stops. The conversation needs room before it goes on (a new conversation with a summary, or the API's compaction): editing earlier turns breaks their thinking blocks.",
     "decide.unknown": "Unknown stop reason {reason!r}: to be safe nothing is run and the loop stops.",
     "decide.max_turns": "The loop reached its limit of {n} model {n:request|requests} and stopped; the history is still valid.",
     "decide.budget": "The loop reached its budget ({what}) and stopped; the history is still valid.",
@@ -434,6 +434,7 @@ EN: dict[str, str] = {
     "hint.schema.result_content": "A tool_result's content is a string, or a list of blocks like {'type': 'text', 'text': '...'}.",
     "hint.schema.fields": "The SDK's {type} has the fields {required} (optional: {optional}).",
     "hint.thinking_role": "Thinking blocks come from the model: keep them in its assistant message, unchanged.",
+    "hint.thinking_prefix": "An earlier message changed after the model wrote the thinking block in message {block}. A thinking block is bound to everything before it (system, tools, earlier messages): keep earlier messages exactly as they were and put every update in a new message at the end.",
     "hint.file.save": "Only JSON values can be saved (str, int, float, bool, None, lists, dicts with str keys); nothing was written.",
     "hint.file.load": "The file is not a history written by agentlab.save.",
     "md.thinking.omitted": "hidden by the API: display omitted",
@@ -490,6 +491,7 @@ EN: dict[str, str] = {
     "error.thinking_other_model": "The history holds thinking blocks written by {writer}, and this request asks {model}: a thinking block goes back only to the model that wrote it. Keep the model {writer}, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_changed": "A thinking block in the history is not exactly as the model wrote it, or was written by a model other than {model}. Thinking blocks go back unchanged, to the model that wrote them: keep the model you started with, or start a new conversation with `%agent reset` (in Python: a new messages list).",
     "error.thinking_this_model": "the one this request asks",
+    "error.thinking_prefix": 'The thinking block at {where} is bound to what came before it when the model wrote it: the system prompt, the tools and every earlier message. One of them changed since, so that block and every later one are invalid. Work append-only: build system and tools once per conversation, send every reply back exactly as it came, and put each update (new instructions, a new date, a new tool) in a new message at the end, for instance a role "system" message after a user turn. To go on with this history, remove the thinking blocks from the turns after the change, or set thinking.block_binding.prefix_mismatch_behavior to "drop_block".',
     # lead: hidden characters in a call waiting for approval
     "view.approval.hidden": (
         "This call holds characters that reorder or hide text (bidi controls, zero-width "
@@ -524,8 +526,8 @@ ZH: dict[str, str] = {
     "decide.stop_sequence": "输出里出现了你设置的某个 stop_sequences，模型在那里停下；不执行任何东西，循环结束。",
     "decide.max_tokens": "回答在 max_tokens 处被截断；被截断的工具调用绝不执行，循环结束。要拿到后面的内容，可以调高 max_tokens，或请模型接着写。",
     "decide.pause_turn": "服务器端工具达到迭代上限，暂停了这一轮；把回答原样发回，模型会继续。",
-    "decide.refusal": "模型拒绝了（见 stop_details）；不执行任何东西，循环结束。再次请求之前，先删除或改写被拒绝的那一轮。",
-    "decide.model_context_window_exceeded": "历史填满了模型的上下文窗口，回答被截断；不执行任何东西，循环结束。继续之前先缩短历史。",
+    "decide.refusal": '模型拒绝了（stop_reason 为 "refusal"，原因见 stop_details）；不执行任何东西，循环结束。同样的请求换一个 Claude 模型通常能得到回答：把请求原样发给 stop_details.recommended_model 指出的模型（带上它的 fallback_credit_token），或者你选的另一个备用模型；再问同一个模型只会得到同样的拒绝。',
+    "decide.model_context_window_exceeded": "回答填满了模型上下文窗口剩下的空间，被截断了；像 max_tokens 一样把它当作被截断的回答：不执行任何东西，循环结束。继续之前对话需要腾出空间（开始一个带摘要的新对话，或用 API 的压缩功能）：改动更早的轮次会让其中的 thinking 块失效。",
     "decide.unknown": "未知的 stop_reason {reason!r}：为安全起见不执行任何东西，循环结束。",
     "decide.max_turns": "循环达到了 {n} 次模型请求的上限并停止；历史仍然有效。",
     "decide.budget": "循环达到了预算（{what}）并停止；历史仍然有效。",
@@ -904,6 +906,7 @@ ZH: dict[str, str] = {
     "hint.schema.result_content": "tool_result 的 content 是字符串，或像 {'type': 'text', 'text': '...'} 这样的块列表。",
     "hint.schema.fields": "SDK 的 {type} 有这些字段：{required}（可选：{optional}）。",
     "hint.thinking_role": "thinking 块来自模型：原样保留在它的 assistant 消息里。",
+    "hint.thinking_prefix": "模型在第 {block} 条消息写下 thinking 块之后，更早的某条消息被改过了。thinking 块绑定在它之前的全部内容上（system、tools 和更早的消息）：更早的消息要保持原样，每次更新都放在末尾的一条新消息里。",
     "hint.file.save": "只能保存 JSON 值（str、int、float、bool、None、列表、键为字符串的字典）；文件没有被改动。",
     "hint.file.load": "这个文件不是 agentlab.save 写出的历史。",
     "md.thinking.omitted": "API 隐藏了内容：display 为 omitted",
@@ -960,6 +963,7 @@ ZH: dict[str, str] = {
     "error.thinking_other_model": "历史里有 {writer} 写的 thinking 块，而这次请求用的是 {model}：thinking 块只能发回给写它的那个模型。请继续使用 {writer}，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_changed": "历史里有一个 thinking 块和模型写出时不一样，或者是 {model} 以外的模型写的。thinking 块必须原样发回给写它的模型：请继续使用最初的模型，或用 `%agent reset` 开始新的对话（在 Python 中：换一个新的 messages 列表）。",
     "error.thinking_this_model": "这次请求所用的模型",
+    "error.thinking_prefix": '{where} 处的 thinking 块绑定在模型写它时它之前的全部内容上：系统提示、tools 和每一条更早的消息。其中有一样后来被改了，所以这个块和之后的所有 thinking 块都失效了。请只追加（append-only）：每个对话只构建一次 system 和 tools，把每个回答原样发回，每次更新（新的指令、新的日期、新的工具）都放在末尾的一条新消息里，比如在 user 轮之后加一条 role 为 "system" 的消息。要继续使用这段历史，可以删掉改动之后那些轮次里的 thinking 块，或者把 thinking.block_binding.prefix_mismatch_behavior 设为 "drop_block"。',
     # lead: hidden characters in a call waiting for approval
     "view.approval.hidden": (
         "这个调用含有会打乱或隐藏文字的字符（双向控制符、零宽空格），上面已写成 \\uXXXX；"
