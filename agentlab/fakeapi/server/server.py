@@ -19,7 +19,7 @@ from typing import Any
 import uvicorn
 
 from agentlab import models as model_table
-from agentlab.fakeapi import controls
+from agentlab.fakeapi import controls, thinking
 from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
 from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
 from agentlab.fakeapi.server import cache, threads
@@ -443,8 +443,13 @@ class FakeMessagesServer:
             return problem
         if path.endswith("/count_tokens"):
             return Answer(200, {"input_tokens": cache.count(body)})
+        dropped: list[dict[str, Any]] = []
+        if self.check and thinking.dropping(body):  # prefix_mismatch_behavior "drop_block"
+            body, dropped = thinking.drop_unbound(body)
         reply = self._reply(body)
         if not isinstance(reply, Answer):
+            if dropped:
+                reply.input_transformations = dropped  # see thinking.drop_unbound
             self._remember(body, reply, continued, owner)
         return reply
 
@@ -478,7 +483,11 @@ class FakeMessagesServer:
         if ex.method == "POST":
             await self.handle_post(ex)
         else:
-            await ex.send(self._get(ex.method, ex.path), self._request_id())
+            request_id = self._request_id()
+            answer = self._get(ex.method, ex.path)
+            if answer.status >= 400:  # in the error body too, as the API's carry it
+                answer.body["request_id"] = request_id
+            await ex.send(answer, request_id)
         if self.log is not None:
             client = scope.get("client") or ("-", 0)
             self.log(f'{client[0]} "{ex.method} {ex.path}" {ex.status or "-"}')
