@@ -364,6 +364,10 @@ class FakeMessagesServer:
             wrong = controls.disobeys(built.model_dump(mode="json"), body, index + 1)
             if wrong:  # the script's mistake: a 500 the SDK does not retry
                 return Answer(500, error_body(500, wrong), {"x-should-retry": "false"})
+        built = item if hasattr(item, "stop_reason") else make_message(item)
+        wrong = controls.unfit(built.model_dump(mode="json"), body, index + 1)
+        if wrong:  # the script's text must fit output_config.format: a 500 not retried
+            return Answer(500, error_body(500, wrong), {"x-should-retry": "false"})
         if hasattr(item, "stop_reason"):
             return item  # a ready Message is sent exactly as it is
         exact = isinstance(item, dict) and "content" in item and "usage" in item
