@@ -117,7 +117,7 @@ def solution_lines(name: str) -> list[str]:
 
 
 # Bits of the answers a first hint must not hand over, though they are not whole lines.
-GIVEAWAYS = ("block.id", "response.content", "messages.append", "block.input[", "!= \"tool_use\"")
+GIVEAWAYS = ("block.id", "response.content", "messages.append", "block.input[", '!= "tool_use"')
 
 
 @pytest.mark.parametrize("wrong", WRONG, ids=[w.id for w in WRONG])
@@ -493,3 +493,45 @@ def test_guarded_loop_may_answer_the_last_turns_calls_without_running_them():
     failed = [r.scenario for r in report.failures] if hasattr(report, "failures") else []
     assert "max_turns" not in failed and "max_turns_one" not in failed, str(report)
     assert "cut_off_call" in failed  # the checker still sees its real mistakes
+
+
+# -- the instructors' sheet of mistakes ----------------------------------------------
+
+
+def test_the_mistakes_sheet_is_the_checkers_own_report_on_each_wrong_answer():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_mistakes import PAGE, page
+
+    text = page()  # runs every wrong answer through the checker
+    assert PAGE.read_text("utf-8") == text, "run python tools/make_mistakes.py"
+    entries = text.split("\n### ")[1:]
+    assert len(entries) == len(WRONG)
+    for w, entry in zip(WRONG, entries):
+        entry = entry.split("\n## ")[0]  # the last of a section: not the next section's head
+        lines = entry.strip().splitlines()
+        assert len(lines) <= 25, f"{w.id}: {len(lines)} lines, not a few"
+        assert f"- **Caught by** `{w.scenario}`" in entry, w.id
+        assert f"- **Hint**: {' '.join(EN[f'ex.nudge.{w.idea}'].split())}" in entry, w.id
+        if w.diff:  # a changed model answer: only the lines changed, with a line around
+            assert "```diff" in entry and "def guarded_loop" not in entry
+    # no template flags or helpers that the page does not show
+    for word in ("count_calls", "honour_denial", "pause_continues", "_guarded("):
+        assert word not in text
+    assert "def _ask(" in text and "def _results(" in text  # shown once, before the loops
+
+
+def test_a_lesson_checks_some_scenarios_and_counts_its_tries_apart():
+    def decide(response):  # runs the cut-off call: the lesson 4 mistake
+        return "execute" if response.content[-1].type == "tool_use" else "stop"
+
+    only = ["max_tokens", "cut_off_call"]
+    first = check("decide", decide, timeout=FAST, scenarios=only)
+    assert [r.scenario for r in first.results] == only
+    assert first.summary() == "decide: 1 of 2 scenarios passed." and first.level == 1
+    assert check("decide", decide, timeout=FAST, scenarios=only).level == 2
+    assert check("decide", decide, timeout=FAST).level == 1  # the exercise's own first try
+    assert check("decide", reference.decide, timeout=FAST, scenarios=only).passed
+    with pytest.raises(ValueError, match="no scenario named"):
+        check("decide", decide, scenarios=["no_such_scenario"])

@@ -24,7 +24,7 @@ from ``agentlab.exercises.reference`` by ``tools/make_exercises.py``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,7 +50,7 @@ from agentlab.exercises.scenarios import (
     replay,
 )
 from agentlab.exercises.scenarios import _build as _build_scenarios
-from agentlab.i18n import t
+from agentlab.i18n import get_language, t
 from agentlab.tools.shell import reaping
 
 __all__ = [
@@ -198,16 +198,16 @@ _tries: dict[str, int] = {}  # failing checks of each exercise in this kernel
 
 def forget_tries(name: str | None = None) -> None:
     """Start counting tries again (for one exercise, or all): the next hints nudge."""
-    if name is None:
-        _tries.clear()
-    else:
-        _tries.pop(name, None)
+    for key in list(_tries):
+        if name is None or key.split(":")[0] == name:
+            del _tries[key]
 
 
 def answer(name: str) -> str:
     """The reference solution of exercise ``name``, as the third hint shows it."""
     source = inspect.getsource(getattr(reference, get(name).name))
-    return "\n".join(line for line in source.rstrip("\n").split("\n") if "### " not in line)
+    code = "\n".join(line for line in source.rstrip("\n").split("\n") if "### " not in line)
+    return _strings.translate_code(code, get_language())  # its comments in the language
 
 
 def check(
@@ -216,6 +216,7 @@ def check(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     show_answer: bool = False,
+    scenarios: Sequence[str] | None = None,
 ) -> Report:
     """Run ``fn`` on every scenario of exercise ``name``; never raises for the student's code.
 
@@ -223,23 +224,39 @@ def check(
     timed out, the others get at most ``QUICK_TIMEOUT``. The report says "all
     passed" only when every scenario passed. Each failing check of the same
     exercise says more (see ``Report.level``); ``show_answer=True`` shows the
-    answer at once.
+    answer at once. ``scenarios`` runs only those (by name, e.g. a lesson's
+    on-the-spot check: ``check("decide", decide, scenarios=["max_tokens",
+    "cut_off_call"])``); its tries are counted apart from the whole exercise's.
     """
-    return _with_hints(_check(name, fn, timeout), show_answer)
+    chosen = _chosen(name, scenarios)
+    key = name if scenarios is None else f"{name}:{','.join(s.name for s in chosen)}"
+    return _with_hints(_check(name, fn, timeout, chosen), show_answer, key)
 
 
-def _with_hints(report: Report, show_answer: bool) -> Report:
+def _chosen(name: str, names: Sequence[str] | None) -> list[Scenario]:
+    every = SCENARIOS[get(name).name]
+    if names is None:
+        return every
+    if isinstance(names, str):
+        names = [names]
+    unknown = [n for n in names if n not in {s.name for s in every}]
+    if unknown or not names:
+        known = ", ".join(s.name for s in every)
+        raise ValueError(f"{name} has no scenario named {unknown or names!r}; it has: {known}")
+    return [s for s in every if s.name in names]
+
+
+def _with_hints(report: Report, show_answer: bool, key: str) -> Report:
     """The report at the level of this try: a stub or a wrong signature is not a try."""
     if report.passed or report.problem:
         return report
-    tries = _tries[report.exercise] = _tries.get(report.exercise, 0) + 1
+    tries = _tries[key] = _tries.get(key, 0) + 1
     level = 3 if show_answer else min(tries, 3)
     return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
 
 
-def _check(name: str, fn: Callable[..., Any], timeout: float) -> Report:
+def _check(name: str, fn: Callable[..., Any], timeout: float, scenarios: list[Scenario]) -> Report:
     exercise = get(name)
-    scenarios = SCENARIOS[exercise.name]
     if not callable(fn):
         why = t("ex.report.not_callable", kind=type(fn).__name__)
         return Report(name, tuple(_not_run(s, why) for s in scenarios), problem=why)

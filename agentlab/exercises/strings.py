@@ -556,6 +556,43 @@ ZH: dict[str, str] = {
     "ex.happened.too_big": "被检查的进程在检查器的管道上声称要发送 {size} 字节的消息（最多读取 {limit} 字节）：它已被终止",
 }
 
+# The comments and docstrings of the code the notebooks show (agentlab.exercises.reference,
+# the example cells, the stub), for the notebooks and answers in another language.
+CODE: dict[str, dict[str, str]] = {
+    "zh": {
+        "# YOUR CODE HERE": "# 在这里写你的代码",
+        '"""Return the first message of the history: the user\'s task."""': '"""返回历史的第一条消息：用户的任务。"""',
+        '"""Return "execute" (run the tools), "continue" (ask again) or "stop"."""': '"""返回 "execute"（执行工具）、"continue"（再次请求）或 "stop"。"""',
+        '"""Return the tool_result block that answers one tool_use block."""': '"""返回回应一个 tool_use 块的 tool_result 块。"""',
+        '"""Run every tool_use block of the reply; return one tool_result per call, in order."""': '"""执行回答里的每个 tool_use 块；按顺序为每个调用返回一个 tool_result。"""',
+        '"""Add the results to the history (in place) as one user message."""': '"""把结果作为一条 user 消息（就地）追加到历史。"""',
+        '"""The lesson\'s loop: request, save the reply, stop unless tool_use, run, append, repeat."""': '"""课程里的循环：请求，保存回答，不是 tool_use 就停止，执行，追加，重复。"""',
+        '"""Step 1 of exercise 7: the lesson\'s loop with a turn limit, pause_turn sent\n    back, and a call cut off by max_tokens answered but never run."""': '"""练习 7 的第 1 步：课程里的循环，加上轮数上限、把 pause_turn 发回去，\n    以及回应但绝不执行被 max_tokens 截断的调用。"""',
+        '"""The loop with the guards a real harness needs: a turn limit, approval,\n    errors as results, pause_turn, and calls cut off by max_tokens."""': '"""带有真实 Harness 所需防护的循环：轮数上限、批准、\n    把错误作为结果、pause_turn，以及被 max_tokens 截断的调用。"""',
+        "# The model name sent with each request (the offline clients accept any name).": "# 每次请求发送的模型名（离线客户端接受任何名字）。",
+        "# as in the lesson": "# 和课程里一样",
+        "# a stand-in: the checker's run_bash also runs no shell": "# 替身：检查器的 run_bash 也不运行任何 shell",
+        "# one possible policy: no rm": "# 一种可能的策略：不许 rm",
+        "# approve: step 2": "# approve：第 2 步",
+        "# the only stop reason that runs anything": "# 唯一会执行东西的 stop reason",
+        "# a server tool paused the turn: send it back as it is": "# 服务器端工具暂停了这一轮：原样发回去",
+        "# end_turn, max_tokens, refusal, ... and any reason we do not know yet": "# end_turn、max_tokens、refusal……以及任何我们还不认识的值",
+        "# text blocks are the model's words, not requests": "# 文本块是模型说的话，不是请求",
+        "# a failing tool is an observation for the model, not a crash": "# 工具失败是给模型的观察结果，不是崩溃",
+        "# max_turns counts model requests": "# max_turns 统计的是模型请求次数",
+        "# send the paused turn back as it is; the model carries on": "# 把暂停的这一轮原样发回去；模型会接着做",
+        "# cut off by max_tokens: never run it, but answer it": "# 被 max_tokens 截断：绝不执行，但要回应",
+    },
+}
+
+
+def translate_code(code: str, language: str) -> str:
+    """``code`` with its comments and docstrings in ``language`` (where they are known)."""
+    for english, words in CODE.get(language, {}).items():
+        code = code.replace(english, words)
+    return code
+
+
 for _table in (EN, ZH):
     for _name in SHARED_LOOP_SCENARIOS:
         _table[f"ex.guarded_loop.{_name}"] = _table[f"ex.agent_loop.{_name}"]
