@@ -38,6 +38,7 @@ from agentlab.events import Event
 from agentlab.history import HistoryError, as_dict, check_next
 from agentlab.i18n import t
 from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
+from agentlab.secrets import remember
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
 
@@ -104,6 +105,7 @@ def request(
     """
     if type(messages) is not list and not isinstance(messages, tuple):
         wrong_history(messages)  # a string, one message...: fail now, saying the fix
+    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
         "max_tokens": max_tokens,
@@ -278,7 +280,15 @@ def _run_one(
         content, is_error = (out, False) if type(out) is str and out else _content(out)
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
-    except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop the run
+    except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop the run (noting what had started)
+        if on_event is not None or audit is not None:
+            stopped = {
+                "verdict": "interrupted",
+                "edited": verdict.action == "edit",
+                "is_error": True,
+            }
+            stopped["duration"] = time.monotonic() - start
+            _note(use, {**_called(use, tool_input), **stopped}, on_event, audit)
         raise
     except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
@@ -357,8 +367,9 @@ def execute(
             done = len(results)
             results.append(_error_result(uses[done], t("result.interrupted")))
             results += [_error_result(u, t("result.interrupted_skipped")) for u in uses[done + 1 :]]
-            if audit is not None:  # the call that was running counts too
-                use = uses[done]
+            use = uses[done]
+            noted = audit and audit[-1].get("tool_use_id") == _get(use, "id")
+            if audit is not None and not noted:  # stopped before it started (while approving)
                 audit.append(
                     {**_called(use, _get(use, "input")), "verdict": "interrupted", "is_error": True}
                 )

@@ -16,8 +16,8 @@ from rich.console import Console
 
 import agentlab as al
 from agentlab.apps.cli import _confirm
-from agentlab.fakeapi.offline import DemoClient, ScriptedClient
-from agentlab.tools.policy import Verdict, asks_by_default
+from agentlab.fakeapi.offline import DemoClient, ScriptedClient, asks_by_default
+from agentlab.tools.policy import Verdict
 
 
 def test_asks_by_default_only_for_a_real_or_unknown_client(tmp_path):

@@ -261,6 +261,7 @@ class _Shape:
 
     def __init__(self, params: Mapping[str, Any], lang: str, first: bool):
         self.model = str(params.get("model") or "")
+        self.params = params
         self.lang = lang
         self.mode = thinking.mode(params)
         self.display = thinking.display(params)
@@ -268,7 +269,9 @@ class _Shape:
         self.thinks = self.mode is not None and not (self.mode == "between_tools" and first)
 
     def _think(self, hidden: str) -> list[dict[str, Any]]:
-        return [thinking.make_block(self.model, hidden, self.display)] if self.thinks else []
+        # Bound to the request's prefix (preserved thinking), as the reply's first block.
+        block = thinking.make_block(self.model, hidden, self.display, self.params)
+        return [block] if self.thinks else []
 
     def calls(self, intro: str, commands: list[str]) -> list[dict[str, Any]]:
         """Text, then tool calls. A model that thinks adaptively says the text in its

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab import models as model_table
-from agentlab.fakeapi import controls
+from agentlab.fakeapi import controls, thinking
 from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
 from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
 from agentlab.fakeapi.server import cache, threads
@@ -407,8 +407,13 @@ class FakeMessagesServer:
             return problem
         if path.endswith("/count_tokens"):
             return Answer(200, {"input_tokens": cache.count(body)})
+        dropped: list[dict[str, Any]] = []
+        if self.check and thinking.dropping(body):  # prefix_mismatch_behavior "drop_block"
+            body, dropped = thinking.drop_unbound(body)
         reply = self._reply(body)
         if not isinstance(reply, Answer):
+            if dropped:
+                reply.input_transformations = dropped  # see thinking.drop_unbound
             self._remember(body, reply, continued)
         return reply
 
@@ -435,18 +440,19 @@ class FakeMessagesServer:
     # -- HTTP entry points (called by the handler) --------------------------------
     def handle_get(self, h: Handler) -> None:
         path = h.path.split("?")[0].rstrip("/")
+        request_id = self._request_id()  # in the error body too, as the API's carry it
         if path == "/v1/models":
             rows = [_model_info(m) for m in model_table.ids()]
             body = {"data": rows, "has_more": False, "first_id": rows[0]["id"],
                     "last_id": rows[-1]["id"]}  # fmt: skip
-            h.send(Answer(200, body), self._request_id())
+            h.send(Answer(200, body), request_id)
         elif path.startswith("/v1/models/") and model_table.get(path.rsplit("/", 1)[1]):
-            h.send(Answer(200, _model_info(path.rsplit("/", 1)[1])), self._request_id())
+            h.send(Answer(200, _model_info(path.rsplit("/", 1)[1])), request_id)
         elif path.startswith("/v1/models/"):
             name = path.rsplit("/", 1)[1]
-            h.send(Answer(404, error_body(404, f"model: {name}")), self._request_id())
+            h.send(Answer(404, error_body(404, f"model: {name}", request_id)), request_id)
         else:
-            h.send(Answer(404, error_body(404, f"Not found: {path}")), self._request_id())
+            h.send(Answer(404, error_body(404, f"Not found: {path}", request_id)), request_id)
 
     def handle_post(self, h: Handler) -> None:
         request_id = self._request_id()
