@@ -366,6 +366,10 @@ class ScriptedClient:
             wrong = controls.disobeys(built.model_dump(mode="json"), params, self._index)
             if wrong:
                 raise ScriptError(wrong)
+        built = item if hasattr(item, "stop_reason") else make_message(item)
+        wrong = controls.unfit(built.model_dump(mode="json"), params, self._index)
+        if wrong:  # the script's text must fit output_config.format, as the API's does
+            raise ScriptError(wrong)
         if not hasattr(item, "stop_reason"):
             model = params.get("model")
             item = make_message(
