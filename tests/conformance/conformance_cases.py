@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab import models
 from agentlab.fakeapi import thinking as _thinking
 
 SONNET = "claude-sonnet-5-5"  # the default model: no prefill, no forced tool choice, no sampling
@@ -128,8 +129,10 @@ CASES = [
     Case("no anthropic-version header", req(), 400, "anthropic-version: header is required",
          "wording seen in public curl transcripts and issue reports; not on a docs page",
          version=None),
-    Case("an unknown model is a 404", req("claude-nope-1"), 404, "model: claude-nope-1",
-         ERRORS_PAGE + " (404 not_found_error); the text as in public reports"),
+    Case("an unknown model is a 404", req("claude-nope-1"), 404,
+         f"model: claude-nope-1 (this server accepts: {', '.join(models.ids())})",
+         ERRORS_PAGE + " (404 not_found_error); the text up to the name as in public "
+         "reports, the list of accepted names after it agentlab's"),
     Case("temperature under 2026-10-21", req(temperature=0.5), 400,
          "temperature: Extra inputs are not permitted", SONNET_55),
     Case("an unknown top-level field under 2026-10-21", req(colour="blue"), 400,
