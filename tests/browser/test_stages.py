@@ -84,7 +84,7 @@ def test_the_pairs_table_keeps_the_input_on_one_readable_line(
 ) -> None:
     from playwright.sync_api import expect
 
-    run = STEPS + "view.run_to_end()\n"
+    run = STEPS.removesuffix("view\n") + "view.run_to_end()\nview\n"
     page.set_viewport_size({"width": width, "height": 900})
     panel = lab.run_cells(page, f"pairs_{width}.ipynb", [PRELUDE, run])
     sidebar_open(page)
@@ -118,9 +118,12 @@ view
 def test_stop_during_an_edited_command_records_the_edit_as_stopped(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    panel = lab.run_cells(page, "stop_edited.ipynb", [PRELUDE, EDITED])
+    cell = EDITED.replace("view.run_turn()  # waits for the approval\n", "")
+    panel = lab.run_cells(page, "stop_edited.ipynb", [PRELUDE, cell])
     view = panel.locator(".al-loop")
+    view.get_by_role("button", name="Run turn").click()  # it stops at the approval question
     approval = view.locator(".al-approval")
+    expect(approval).to_be_visible(timeout=FIRST_REQUEST)
     approval.locator("textarea").fill("sleep 30; echo edited")
     approval.get_by_role("button", name="Run edited").click()
     expect(view).to_contain_text("Running execute: sleep 30; echo edited", timeout=FIRST_REQUEST)
