@@ -411,7 +411,23 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         else:
             problems += _check_pair(0, None, message, pending_ok)
     problems += _check_pair(len(messages), messages[-1], None, pending_ok)
+    if not problems:
+        problems += _thinking_prefix(messages)
     return problems
+
+
+def _thinking_prefix(messages: Sequence[Any]) -> list[Problem]:
+    """A thinking block whose earlier messages changed since the model wrote it (the
+    prefix check of preserved thinking; see ``agentlab.fakeapi.thinking``)."""
+    from agentlab.fakeapi import thinking
+
+    found = thinking.prefix_mismatch(messages)
+    if found is None:
+        return []
+    i, k = found
+    text = thinking.BOUND_ELSEWHERE.format(where=f"messages.{i}.content.{k}")
+    hint = t("hint.thinking_prefix", block=i)
+    return [Problem(text, hint, i, "thinking_prefix")]
 
 
 def _first_role(message: Any) -> list[Problem]:

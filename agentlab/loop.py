@@ -38,6 +38,7 @@ from agentlab.events import Event
 from agentlab.history import HistoryError, as_dict, check_next
 from agentlab.i18n import t
 from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
+from agentlab.secrets import remember
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
 
@@ -104,6 +105,7 @@ def request(
     """
     if type(messages) is not list and not isinstance(messages, tuple):
         wrong_history(messages)  # a string, one message...: fail now, saying the fix
+    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     body: dict[str, Any] = {
         "model": model or DEFAULT_MODEL,
         "max_tokens": max_tokens,

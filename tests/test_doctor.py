@@ -17,7 +17,7 @@ def test_every_check_runs_and_this_machine_is_ready(capsys):
     code = doctor.main([])
     out = capsys.readouterr().out
     names = [c.name for c in doctor.checks()]
-    assert names == ["agentlab", "model", "bash", "jupyterlab", "cjk_font", "lessons"]
+    assert names == ["agentlab", "model", "bash", "sandbox", "jupyterlab", "cjk_font", "lessons"]
     assert code == 0 and "Ready for class." in out
     assert "offline demo model" in out  # conftest removes every key: the default is offline
 

@@ -183,22 +183,48 @@ def test_every_notebook_keeps_nbval_markers_in_tags_not_in_code():
             assert "NBVAL" not in source(cell), path
             for tag in cell.get("metadata", {}).get("tags", []):
                 assert tag in {"nbval-check-output", "nbval-ignore-output", "raises-exception",
-                               "nbval-skip"}, (path, tag)  # fmt: skip
+                               "nbval-skip", "student"}, (path, tag)  # fmt: skip
 
 
-def test_lesson_one_writes_three_lines_with_the_checker_and_shows_a_thinking_block():
+def test_lesson_one_has_student_cells_checked_on_the_spot_and_does_not_give_the_loop_away():
+    lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
+    assert len(lesson) <= 70
+    code = [c for c in lesson if c["cell_type"] == "code"]
+    students = [i for i, c in enumerate(code) if "student" in c["metadata"].get("tags", [])]
+    names = [re.match(r"def (\w+)\(", source(code[i])).group(1) for i in students]
+    assert names == ["first_message", "decide", "tool_result", "append_results"]
+    for i, name in zip(students, names):
+        assert "raise NotImplementedError" in source(code[i])  # a stub that fails its check
+        assert source(code[i + 1]) == f'check("{name}", {name})'  # checked on the spot
+        outputs = code[i + 1].get("outputs", [])  # the saved run: a report on the stub, no error
+        assert outputs and not any(o["output_type"] == "error" for o in outputs)
+    programs = "\n".join(source(c) for c in code)
+    assert "while True:" not in programs  # exercise 6 asks for the loop from memory
+    assert "<details>" not in "\n".join(source(c) for c in lesson)  # no answer a click away
+    lessons_own = "\n".join(source(c) for i, c in enumerate(code) if i not in students)
+    # the lesson's own cells never call the student's functions, so a stub breaks nothing
+    assert not re.search(
+        r"(?<![.\w])(first_message|decide|tool_result|append_results)\(", lessons_own
+    )
+
+
+def test_lesson_one_builds_the_loop_before_it_shows_a_thinking_block():
     lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
     code = [source(c) for c in lesson if c["cell_type"] == "code"]
-    checked = [s for s in code if "raise NotImplementedError  # your line" in s]
-    assert [re.search(r'check\("(\w+)"', s).group(1) for s in checked] == [
-        "tool_result",
-        "append_results",
-        "agent_loop",
+    loop = next(i for i, c in enumerate(lesson) if "al.agent_loop(" in source(c))
+    shown = [
+        i
+        for i, c in enumerate(lesson)
+        if c["cell_type"] == "code" and '"type": "thinking"' in source(c)
     ]
-    shown = [c for c in lesson if c["cell_type"] == "code" and '"type": "thinking"' in source(c)]
-    assert shown and '"signature"' in source(shown[0])
-    assert printed(shown[0]).lstrip().startswith("thinking")  # the first block of the reply, named
+    assert shown and shown[0] > loop
+    assert '"signature"' in source(lesson[shown[0]])
+    assert printed(lesson[shown[0]]).lstrip().startswith("thinking")  # the first block, named
     assert not any("content[0].text" in s for s in code)  # blocks are picked by type
+    lines = [
+        line for c in lesson if c["cell_type"] == "markdown" for line in source(c).splitlines()
+    ]
+    assert sum("| `stop_reason` |" in line for line in lines) == 1  # one table of stop reasons
 
 
 def test_lesson_two_keeps_a_snapshot_after_each_stage():

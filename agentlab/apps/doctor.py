@@ -101,6 +101,16 @@ def _bash() -> Check:
     return Check("bash", ok, found, "" if ok else t("doctor.fix.bash"))
 
 
+def _sandbox() -> Check:
+    """Whether model commands run under bubblewrap (Linux); not required, but said plainly."""
+    from agentlab.tools.shell import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        return Check("sandbox", False, problem, t("doctor.fix.sandbox"), required=False)
+    return Check("sandbox", True, t("doctor.sandbox.ok"), required=False)
+
+
 def _lab() -> Check:
     """JupyterLab installed, and the ipywidgets front end in the Lab that will serve the lessons."""
     import importlib.util
@@ -144,6 +154,7 @@ CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
     _model,
     _endpoint,
     _bash,
+    _sandbox,
     _lab,
     _cjk_font,
     _lessons,

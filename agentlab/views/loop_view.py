@@ -467,7 +467,10 @@ class LoopView(W.VBox):
         The text also appears in a box under the button (select it and copy by
         hand if the browser refused the clipboard). Returns the JSON."""
         # SDK blocks (response.content appended as it came) as the JSON objects the SDK sends
-        data = json.dumps(as_dict(self.loop.messages), ensure_ascii=False, indent=1, default=str)
+        from agentlab.secrets import redact  # keys become [REDACTED:NAME], as in save()
+
+        clean = redact(as_dict(self.loop.messages), self.loop.client)
+        data = json.dumps(clean, ensure_ascii=False, indent=1, default=str)
         literal = json.dumps(data).replace("</", "<\\/")  # a JS string: no text of ours runs
         code = f"navigator.clipboard && navigator.clipboard.writeText({literal});"
         note = tn("view.copy.done", len(self.loop.messages), size=f"{len(data) / 1000:.1f} kB")
