@@ -597,7 +597,7 @@ ZH: dict[str, str] = {
     "magic.not_a_client": "{name!r} 不是客户端：它需要 .messages.create(...)，就像 anthropic.Anthropic() 或 agentlab.ScriptedClient([...])。",
     "magic.no_system_variable": '--system {name}：没有名为 {name!r} 的变量。请先定义它（{name} = "You are ..."），或直接用引号给出文字：--system "You are terse."',
     "magic.system_not_text": "--system {name}：变量 {name!r} 里是 {kind}，不是文字。请把系统指令放在字符串里。",
-    "magic.busy": "上一次在视图中的运行（--step 或 --confirm）停在一个轮次中间（下一阶段：{stage}），历史里可能有一个还没有结果的工具调用。请在那个视图里完成（回答它，或 Run to end），或用 %agent reset 或 --new 重新开始。",
+    "magic.busy": "上一次在视图中的运行（--step 或 --confirm）停在一个轮次中间（下一阶段：{stage}），历史里可能有一个还没有结果的工具调用。请在那个视图里完成（回答它，或按“运行到结束”），或用 %agent reset 或 --new 重新开始。",
     "magic.needs_path": "%agent {command} 需要一个文件路径，例如 %agent {command} chat.json（含空格的路径请加引号）。",
     "magic.no_args": "%agent {command} 不接受参数；收到了 {words!r}。",
     "magic.reset": "agentlab：已开始新的对话。",

@@ -145,7 +145,7 @@ def _confirm(console: Any, read: Any = input) -> Any:
     """The terminal approval prompt: shows the exact command, asks until it understands."""
     from rich.text import Text
 
-    from agentlab.terminal import command_lines, has_hidden
+    from agentlab.terminal import command_lines, command_warnings
     from agentlab.tools.policy import Verdict, describe_call, read_answer
 
     def ask(call: Any) -> Verdict:
@@ -156,10 +156,9 @@ def _confirm(console: Any, read: Any = input) -> Any:
             console.print(Text(many, style="bold red"))
         for line in lines:
             console.print(Text("  │ ", style="yellow"), Text(line), sep="")
-        if has_hidden(command):
-            console.print(Text(t("cli.hidden"), style="bold red"))
-        if many:
-            console.print(Text(many, style="bold red"))
+        # hidden characters, long runs of spaces, many lines: the views show the same
+        for warning in command_warnings(command):
+            console.print(Text(warning, style="bold red"))
         while True:
             try:
                 answer = read(t("cli.prompt")).strip()
