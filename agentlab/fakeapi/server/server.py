@@ -21,7 +21,7 @@ import uvicorn
 from agentlab import models as model_table
 from agentlab.fakeapi import controls, thinking
 from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
-from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
+from agentlab.fakeapi.offline import demo_reply, make_message
 from agentlab.fakeapi.server import cache, threads
 from agentlab.fakeapi.server.http import (
     BodyError,
@@ -136,8 +136,7 @@ class FakeMessagesServer:
 
     ``replies`` is a list of replies or a function ``fn(request_body) -> reply``;
     ``None`` serves the offline demo model. ``model`` names the model in the
-    replies (default: the model the request asked for; the demo says
-    ``agentlab-demo``). A model that is not in ``agentlab.models`` gets a 404
+    replies (default: the model the request asked for, the demo's replies too). A model that is not in ``agentlab.models`` gets a 404
     as on the real API, unless ``any_model=True``; ``models`` narrows the
     accepted names further. With ``api_key`` set, other keys get a 401.
     ``chunk_delay`` slows streams down so a class can watch the text arrive.
@@ -169,7 +168,10 @@ class FakeMessagesServer:
         log: Callable[[str], None] | None = None,
     ):
         self.host, self.port = host, port
-        self.model = DEMO_MODEL if replies is None and model is None else model
+        # The demo too names the model asked for, as the API echoes it (and as DemoClient
+        # does): a client such as Claude Code drops thinking blocks whose reply named
+        # another model, and its next request would then be refused.
+        self.model = model
         self.check = check
         self.models = list(models) if models is not None else None
         self.any_model = any_model
