@@ -17,35 +17,40 @@ clearly why a file is not a history.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import math
 import os
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
 from agentlab.schema import _MESSAGE_KEYS, TOOL_USE_ID, _block_kind  # shapes a loop writes
+from agentlab.usage import USAGE_KEYS, usage_of
 
 __all__ = [
     "HistoryError",
     "HistoryFileError",
     "Pairing",
     "Problem",
+    "LoopResult",
     "as_dict",
+    "as_message",
     "blocks",
     "check_at",
     "check_next",
+    "final_text",
     "load",
     "misplaced_system",
     "pairings",
     "result_text",
     "save",
-    "to_markdown",
+    "tool_calls",
     "validate",
 ]
 
@@ -510,6 +515,101 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
     return answered == len(wanted)
 
 
+def as_message(item: Any) -> dict[str, Any] | None:
+    """What ``append`` adds for ``item``, as plain dicts (None: a reply with no content).
+
+    An SDK ``Message`` becomes an assistant turn (its blocks as the JSON the API
+    sent), a list of blocks a ``user`` message, a string a ``user`` text turn; a
+    message dict is copied as it is. Past this point the loop reads dicts only."""
+    if type(item) is list:  # tool results (the commonest, so asked first)
+        return {"role": "user", "content": as_dict(item)}
+    if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
+        content = [_dump(b) for b in item.content]
+        return {"role": "assistant", "content": content} if content else None
+    if isinstance(item, str):
+        return {"role": "user", "content": item}
+    if isinstance(item, list | tuple):
+        return {"role": "user", "content": as_dict(item)}
+    if isinstance(item, dict) and "role" in item:
+        return as_dict(item)
+    raise TypeError(
+        "append() takes a Message, a list of tool_result blocks, a string or a message dict, "
+        f"not {item!r}"
+    )
+
+
+def _dump(block: Any) -> Any:
+    """One SDK content block as the JSON the API sent (``None`` fields left out): what
+    ``block.model_dump(mode="json", exclude_none=True)`` returns, from pydantic's own
+    serializer without the wrapper around it (half the cost, paid on every reply)."""
+    serializer = getattr(block, "__pydantic_serializer__", None)
+    if serializer is None:
+        return as_dict(block)
+    return serializer.to_python(block, mode="json", exclude_none=True)
+
+
+def tool_calls(message: Any) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of an assistant message (a plain dict); [] for any other."""
+    if _role(message) != "assistant":
+        return []
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+# --------------------------------------------------------------------------
+# A run of the loop: its history and how it ended
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class LoopResult:
+    """How a run of the loop ended (``steps`` keeps it up to date as it runs)."""
+
+    messages: list[Any]
+    text: str = ""
+    stop_reason: str | None = None  # the API's stop_reason of the last reply (None if no reply)
+    turns: int = 0
+    replies_usage: list[Any] = field(default_factory=list, repr=False)  # as the API sent them
+    explanation: str = ""
+    start: int = 0  # where this run's task is in ``messages`` (a follow-up starts later)
+    ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
+    model: str | None = None  # the model that answered (what a cost budget is priced by)
+
+    @property
+    def turn_usage(self) -> list[dict[str, int]]:
+        """The tokens of each model request, in order."""
+        return [usage_of(u) for u in self.replies_usage]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The tokens of the whole run (``{}`` before any reply)."""
+        rows = self.turn_usage
+        return {k: sum([u[k] for u in rows]) for k in USAGE_KEYS} if rows else {}
+
+    def final_text(self) -> str:
+        return final_text(self.new_messages)
+
+    @property
+    def new_messages(self) -> list[Any]:
+        """The messages this run added, starting with its task."""
+        return self.messages[self.start :]
+
+    def __repr__(self) -> str:
+        n = len(self.messages)
+        return t("result.repr", ended=self.ended, reason=self.stop_reason, turns=self.turns, n=n)
+
+    # Shown by Jupyter: the answer on top, the transcript folded below. Drawing is the
+    # views' work (agentlab/views/render.py), loaded only when a notebook shows a result.
+    def _repr_markdown_(self) -> str:
+        return _render().result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        return _render().result_html(self)
+
+
+def _render() -> Any:
+    return importlib.import_module("agentlab.views.render")  # the views: when a page shows one
+
+
 # --------------------------------------------------------------------------
 # Pairings: each tool_use and what answered it
 # --------------------------------------------------------------------------
@@ -724,6 +824,18 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def final_text(messages: Sequence[Any]) -> str:
+    """The text of the last assistant message that has any."""
+    for message in reversed(messages):
+        if _role(message) == "assistant":
+            text = "\n".join(
+                str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text"
+            )
+            if text.strip():
+                return text
+    return ""
+
+
 def result_text(content: Any) -> str:
     """The text of a tool_result's content (a string or a list of blocks)."""
     if isinstance(content, str):
@@ -731,75 +843,3 @@ def result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "" if content is None else str(content)
-
-
-def to_markdown(messages: Sequence[Any]) -> str:
-    """A readable transcript: one section per message, tools as code blocks.
-
-    Text keeps its emphasis and code spans but makes no HTML, link or image
-    (``agentlab.views.render``'s rule for Markdown pages): shown with IPython's
-    ``Markdown`` it cannot run or load anything."""
-    from agentlab.views.render import _md_text  # render imports this module
-
-    parts = []
-    for i, message in enumerate(messages):
-        role = _role(message)
-        label = t(f"role.{role}") if role in ("user", "assistant") else str(role)
-        if role == "user" and any(b.get("type") == "tool_result" for b in blocks(message)):
-            label = t("role.tool_results")
-        lines = [f"**{i}. {_md_text(label)}**", ""]
-        for b in blocks(message):
-            kind = b.get("type")
-            if kind == "text":
-                lines += [_md_text(str(b.get("text", ""))), ""]
-            elif kind == "tool_use":
-                args = json.dumps(b.get("input"), ensure_ascii=False)
-                fence = _fence(args)  # longer than any run of backticks inside
-                lines += [
-                    f"`tool_use` **{_md_text(str(b.get('name')))}** `{b.get('id')}`",
-                    "",
-                    f"{fence}json",
-                    args,
-                    fence,
-                    "",
-                ]
-            elif kind == "tool_result":
-                flag = " (is_error)" if b.get("is_error") else ""
-                text = result_text(b.get("content"))
-                fence = _fence(text)
-                lines += [
-                    f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
-                    "",
-                    f"{fence}text",
-                    text,
-                    fence,
-                    "",
-                ]
-            elif kind == "thinking":
-                thought = str(b.get("thinking") or "")
-                head = "`thinking`" if thought else f"`thinking` ({t('md.thinking.omitted')})"
-                lines += [f"{head} · {_secret('signature', b.get('signature'))}", ""]
-                if thought:
-                    fence = _fence(thought)
-                    lines += [f"{fence}text", thought, fence, ""]
-            elif kind == "redacted_thinking":
-                what = t("md.thinking.redacted")
-                lines += [f"`redacted_thinking` ({what}) · {_secret('data', b.get('data'))}", ""]
-            else:
-                lines += [f"`{kind}` block", ""]
-        parts.append("\n".join(lines))
-    return "\n".join(parts)
-
-
-def _secret(name: str, value: Any) -> str:
-    """An opaque value (a signature) shown by its start and size, never in full."""
-    text = str(value or "")
-    start = text[: min(8, len(text) // 2)]
-    return t("md.thinking.opaque", name=name, start=start + "…", n=len(text))
-
-
-def _fence(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return fence

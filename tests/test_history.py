@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.history import check_at, check_next, pairings, to_markdown, validate
+from agentlab.history import check_at, check_next, pairings, validate
+from agentlab.views.render import to_markdown
 
 TASK = {"role": "user", "content": "How many files?"}
 

@@ -398,51 +398,42 @@ def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
     assert "first" not in result._repr_markdown_() and "&lt;" not in result._repr_markdown_()
 
 
-def test_every_name_loop_py_had_before_the_split_still_imports_from_it():
+def test_the_public_names_of_the_loop_import_from_the_package():
+    names = ["DEFAULT_MODEL", "DEFAULT_SYSTEM", "Decision", "Event"]
+    names += ["Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute", "not_run"]
+    names += ["request", "steps", "AgentLoop", "validate"]
+    for name in names:
+        assert getattr(al, name) is not None, name
     import agentlab.loop as loop_module
-    from agentlab import results, stepper
 
-    before = ["DEFAULT_MAX_TOKENS", "DEFAULT_MODEL", "DEFAULT_SYSTEM", "AgentLoop", "Decision"]
-    before += ["Event", "Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute"]
-    before += ["not_run", "request", "ENDINGS", "Stage", "Action", "final_text"]
-    for name in before:
-        assert getattr(loop_module, name) is not None, name
-    assert (
-        loop_module.AgentLoop is stepper.AgentLoop and loop_module.LoopResult is results.LoopResult
-    )
-    assert set(loop_module.__all__) <= set(dir(loop_module)) | set(loop_module._ELSEWHERE)
+    assert set(loop_module.__all__) <= set(dir(loop_module))
+    assert not hasattr(loop_module, "__getattr__")  # no names served from elsewhere
     with pytest.raises(AttributeError):
-        loop_module.no_such_name  # noqa: B018
+        loop_module.AgentLoop  # noqa: B018 - the stepper is agentlab.stepper's
 
 
-def test_the_stages_file_holds_the_four_stages_and_imports_no_view():
-    """loop.py is read beside the lesson: request, decide, execute, append, nothing else."""
+def test_the_loop_file_holds_the_four_stages_and_the_loop_and_imports_no_upper_layer():
+    """loop.py is read beside the lesson: the four stages, then the loop made of them."""
     import ast
     import inspect
 
     import agentlab.loop as loop_module
 
-    tree = ast.parse(inspect.getsource(loop_module))
+    source = inspect.getsource(loop_module)
+    tree = ast.parse(source)
     public = {
         node.name
         for node in tree.body
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
     }
-    assert public == {
-        "request",
-        "decide",
-        "Decision",
-        "not_run",
-        "Interrupted",
-        "execute",
-        "append",
-    }
+    stages = {"request", "decide", "Decision", "not_run", "Interrupted", "execute", "append"}
+    assert public == stages | {"Event", "steps", "agent_loop"}
     imported = {
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert not any(
-        m.startswith(("agentlab.views", "agentlab.views.render", "ipywidgets")) for m in imported
-    )
+    upper = ("agentlab.views", "agentlab.fakeapi", "agentlab.apps", "agentlab.exercises")
+    assert not any(m.startswith((*upper, "ipywidgets")) for m in imported)
+    assert "while True:" in inspect.getsource(loop_module.steps)
 
 
 # --- a loop over a history that ends on the model's turn -------------------

@@ -175,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     from agentlab.fakeapi.offline import connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
-    from agentlab.loop import AgentLoop, Interrupted
+    from agentlab.loop import Interrupted
+    from agentlab.stepper import AgentLoop
     from agentlab.tools import bash, bash_tool, make_workspace
     from agentlab.tools.policy import asks_by_default
 
