@@ -90,6 +90,13 @@ def explain_error(exc: BaseException) -> str:
     if status == 200:  # an error event in the middle of a stream
         return t("error.stream_error", msg=msg)
     found = _THINKING_REFUSED.match(msg) if status == 400 else None
+    if found is not None and _BOUND_ELSEWHERE in msg:  # the prefix check (preserved thinking)
+        where = f"messages.{found[1]}.content.{found[2]}"
+        return (
+            t("error.400", msg=msg, retried=retried)
+            + "\n"
+            + t("error.thinking_prefix", where=where)
+        )
     if found is not None:
         return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, found)
     if status in (400, 401, 403, 404, 413, 429, 529):
@@ -104,6 +111,11 @@ def explain_error(exc: BaseException) -> str:
 _THINKING_REFUSED = re.compile(
     r"messages\.(\d+)\.content\.(\d+): Invalid `signature` in `thinking`"
 )
+
+
+# The prefix check's words (Anthropic docs, preserved-thinking/fix-bound-to-a-different-
+# conversation, read 2026-12-01): "... The block is bound to a different conversation. ..."
+_BOUND_ELSEWHERE = "bound to a different conversation"
 
 
 def _thinking_hint(exc: BaseException, found: re.Match[str]) -> str:

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -416,7 +417,24 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         else:
             problems += _check_pair(0, None, message, pending_ok)
     problems += _check_pair(len(messages), messages[-1], None, pending_ok)
+    if not problems:
+        problems += _thinking_prefix(messages)
     return problems
+
+
+def _thinking_prefix(messages: Sequence[Any]) -> list[Problem]:
+    """A thinking block whose earlier messages changed since the model wrote it (the
+    prefix check of preserved thinking). Only the offline emulator
+    (``agentlab.fakeapi.thinking``) writes signatures agentlab can read, so when it
+    is not loaded there is nothing to check; the core does not import it."""
+    thinking = sys.modules.get("agentlab.fakeapi.thinking")
+    found = None if thinking is None else thinking.prefix_mismatch(messages)
+    if found is None:
+        return []
+    i, k = found
+    text = thinking.BOUND_ELSEWHERE.format(where=f"messages.{i}.content.{k}")
+    hint = t("hint.thinking_prefix", block=i)
+    return [Problem(text, hint, i, "thinking_prefix")]
 
 
 def _first_role(message: Any) -> list[Problem]:

@@ -48,6 +48,7 @@ from agentlab.history import (
 )
 from agentlab.i18n import t
 from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
+from agentlab.secrets import remember
 from agentlab.tools.base import ToolInputError, tool_params, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
 from agentlab.usage import over_budget
@@ -104,6 +105,7 @@ def request(
     arrives; the complete ``Message`` is returned either way. ``cache=True``
     asks the API to cache the prompt (top-level ``cache_control``).
     """
+    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     body = _body(messages, system, tool_params(tools) if tools else None, model, max_tokens)
     body.update({"cache_control": {"type": "ephemeral"}} if cache else {}, **params)
     if not stream:
@@ -229,7 +231,7 @@ def execute(
         return end.value
     except Interrupted:
         if audit is not None and running is not None:  # the call that was running counts too
-            audit.append(_record(running["tool_use"], running["input"], "interrupted", True))
+            audit.append(_stopped_call(running))
         raise
 
 
@@ -281,8 +283,8 @@ def _run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, 
             return _error(uid, t(said, reason=verdict.reason or t("result.denied_default")))
         if verdict.action == "edit" and verdict.input is not None:
             tool_input = verdict.input
-    yield Event("tool_start", {"tool_use": use, "input": tool_input})
-    start, out = time.monotonic(), None
+    edited, start, out = verdict.action == "edit", time.monotonic(), None
+    yield Event("tool_start", {"tool_use": use, "input": tool_input, "edited": edited, "at": start})
     try:
         out = tool.run(tool_input)
         content, is_error = (out, False) if type(out) is str and out else _content(out)
@@ -292,7 +294,6 @@ def _run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, 
         raise
     except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
-    edited = verdict.action == "edit"
     ran = _record(use, tool_input, "edited" if edited else "approved", is_error)
     ran["duration"] = time.monotonic() - start
     if type(out) is not str:  # what a BashResult adds
@@ -310,6 +311,13 @@ def _run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, 
 
 
 _APPROVED = Verdict.approve()  # no approve callback: every call may run
+
+
+def _stopped_call(started: dict[str, Any]) -> dict[str, Any]:
+    """The record of a call Ctrl-C stopped, from its ``tool_start`` event's data."""
+    record = _record(started["tool_use"], started["input"], "interrupted", True)
+    del record["tool_use"]
+    return {**record, "edited": started["edited"], "duration": time.monotonic() - started["at"]}
 
 
 def _record(use: Any, tool_input: Any, verdict: str, is_error: bool) -> dict[str, Any]:
@@ -385,6 +393,7 @@ def steps(
     asked before each request, names a budget used up ("" for none); ``run``
     carries on a run a limit ended (``AgentLoop`` passes it).
     """
+    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     table, definitions = _table(tools), tool_params(_tools(tools))
     body = _body(messages, system, definitions, options.pop("model", None), DEFAULT_MAX_TOKENS)
     body.update({"cache_control": {"type": "ephemeral"}} if cache else {}, **options)

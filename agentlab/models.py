@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_MODEL", "ModelInfo", "get", "ids", "price", "table"]
+__all__ = ["DEFAULT_MODEL", "ModelInfo", "accepted", "get", "ids", "price", "table"]
 
 MODELS_FILE = Path(__file__).with_name("models.json")
 
@@ -37,9 +37,13 @@ class ModelInfo:
     thinking_default: str  # "adaptive" (thinks unasked) or "disabled" (thinks when asked)
     prefill: bool  # may a request end on an assistant turn?
     forced_tool_choice: bool  # tool_choice "any" / "tool"
-    sampling: bool  # temperature, top_p, top_k
+    sampling: (
+        bool | str
+    )  # temperature, top_p, top_k: True, False, or "default" (temperature 1 only)
     min_cache_tokens: int  # the shortest prompt that can be cached
     system_messages: bool = False  # role "system" messages accepted after a user turn?
+    preserved_thinking: bool = False  # thinking blocks bound to their prefix (the prefix check)
+    refusals: bool = False  # safety classifiers that can answer stop_reason "refusal"
     released: str = ""  # release date (YYYY-MM-DD) when known, for GET /v1/models
     unchecked: tuple[str, ...] = ()  # fields not confirmed in public material
     extra: dict[str, Any] = field(default_factory=dict)
@@ -60,6 +64,12 @@ def table() -> dict[str, Any]:
 def ids() -> list[str]:
     """The model ids in the table."""
     return list(table()["models"])
+
+
+def accepted() -> list[str]:
+    """The model ids the offline clients and ``agentlab serve`` answer (a dated id,
+    ``claude-haiku-4-5-20251001``, is answered with the row it starts with)."""
+    return ids()
 
 
 def get(model: str | None) -> ModelInfo | None:
@@ -89,11 +99,20 @@ def _get(model: str) -> ModelInfo | None:
     return ModelInfo(id=key, extra=row, **values)
 
 
-def price(model: str | None) -> tuple[str, dict[str, float]] | None:
+def price(
+    model: str | None, prompt_tokens: int | None = None
+) -> tuple[str, dict[str, float]] | None:
     """``(matched id, prices)`` for ``model``: its row in the table, else the longest
-    prefix in ``other_prices`` (models agentlab knows only the price of); None if neither."""
+    prefix in ``other_prices`` (models agentlab knows only the price of); None if neither.
+
+    ``prompt_tokens`` (input + cache reads + cache writes of one request) picks the
+    long-prompt prices of a model priced by prompt length (Claude Haiku 5.5: above
+    100,000 tokens every token of that request costs more)."""
     info = get(model)
     if info is not None:
+        long = info.extra.get("long_prompt")
+        if long and prompt_tokens is not None and prompt_tokens > long["above_tokens"]:
+            return info.id, dict(long["prices"])
         return info.id, dict(info.prices)
     others = table().get("other_prices", {})
     key = max((k for k in others if model and model.startswith(k)), key=len, default=None)

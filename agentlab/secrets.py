@@ -10,7 +10,12 @@ Known secrets are the values of environment variables whose names look
 secret (``ANTHROPIC_*`` except the two settings below, ``*_KEY``,
 ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``), plus the key and token a client
 holds (``client.api_key``, ``client.auth_token``, named as the variables
-``ANTHROPIC_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN`` the SDK reads them from). Values shorter than 8
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_AUTH_TOKEN`` the SDK reads them from):
+the client passed in, every client agentlab has sent a request with
+(``remember``, called by ``request()``), and every SDK client a notebook holds
+in a global variable (``client = anthropic.Anthropic(api_key=...)``). So
+``save()``, ``%agent save``, ``agentlab run --save`` and "Copy history as
+JSON" replace a key that only the client knows, as ``record()`` does. Values shorter than 8
 characters are not treated as secrets: no real key is that short, and
 replacing ``1`` or ``true`` everywhere would garble the text.
 
@@ -23,18 +28,57 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["redact", "secret_values"]
+__all__ = ["redact", "remember", "secret_values"]
 
 _SECRET_NAME = re.compile(r"^ANTHROPIC_|_KEY$|_TOKEN$|SECRET|PASSWORD", re.IGNORECASE)
 NOT_SECRET = frozenset({"ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"})
 MIN_LENGTH = 8
 
 
+# Keys and tokens of the clients agentlab has used in this process ({value: name}).
+_held: dict[str, str] = {}
+
+
+def _client_secrets(client: Any) -> dict[str, str]:
+    """The key and token ``client`` holds, looking through wrappers (``record(...)``)."""
+    found: dict[str, str] = {}
+    seen = 0
+    while client is not None and seen < 5:  # record(record(client)) and so on
+        for attr, name in (
+            ("api_key", "ANTHROPIC_API_KEY"),
+            ("auth_token", "ANTHROPIC_AUTH_TOKEN"),
+        ):
+            held = getattr(client, attr, None)
+            if isinstance(held, str) and len(held) >= MIN_LENGTH:
+                found.setdefault(held, name)  # named like the variable the SDK reads it from
+        client, seen = getattr(client, "client", None), seen + 1
+    return found
+
+
+def remember(client: Any) -> None:
+    """Note the key and token ``client`` holds: every later ``redact()`` replaces them too."""
+    for value, name in _client_secrets(client).items():
+        _held.setdefault(value, name)
+
+
+def _notebook_clients() -> list[Any]:
+    """SDK clients held in the notebook's (``__main__``'s) global variables."""
+    main = sys.modules.get("__main__")
+    names = getattr(main, "__dict__", {})
+    return [
+        v
+        for v in list(names.values())
+        if type(v).__module__.startswith("anthropic") and hasattr(type(v), "messages")
+    ]
+
+
 def secret_values(client: Any = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Known secrets, as ``{value: name}``: from ``env`` (default ``os.environ``) and ``client``.
+    """Known secrets, as ``{value: name}``: from ``env`` (default ``os.environ``),
+    ``client``, the clients agentlab has used (``remember``) and the notebook's clients.
 
     A wrapping client (``record(...)``) is looked through to the one it wraps.
     """
@@ -43,16 +87,11 @@ def secret_values(client: Any = None, env: Mapping[str, str] | None = None) -> d
     for name, value in env.items():
         if _SECRET_NAME.search(name) and name not in NOT_SECRET:
             found.setdefault(value, name)
-    seen = 0
-    while client is not None and seen < 5:  # record(record(client)) and so on
-        for attr, name in (
-            ("api_key", "ANTHROPIC_API_KEY"),
-            ("auth_token", "ANTHROPIC_AUTH_TOKEN"),
-        ):
-            held = getattr(client, attr, None)
-            if isinstance(held, str):  # named like the variable the SDK reads it from
-                found.setdefault(held, name)
-        client, seen = getattr(client, "client", None), seen + 1
+    for one in [client, *_notebook_clients()]:
+        for value, name in _client_secrets(one).items():
+            found.setdefault(value, name)
+    for value, name in _held.items():
+        found.setdefault(value, name)
     return {v: n for v, n in found.items() if len(v) >= MIN_LENGTH}
 
 

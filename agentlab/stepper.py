@@ -30,6 +30,7 @@ from agentlab.loop import (
     Stage,
     append,
     steps,
+    _stopped_call,
 )
 from agentlab.tools.policy import Verdict, as_verdict
 from agentlab.usage import over_budget, usage_of
@@ -293,10 +294,8 @@ class AgentLoop:
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
             error = Interrupted([], t("loop.interrupted")).with_traceback(error.__traceback__)
         if self._running is not None:  # the call that was running counts too
-            use, self._running = self._running["tool_use"], None
-            called = {"tool_use_id": getattr(use, "id", None), "name": getattr(use, "name", None)}
-            self.audit.append({**called, "input": getattr(use, "input", None)})
-            self.audit[-1].update(verdict="interrupted", is_error=True)
+            self.audit.append(_stopped_call(self._running))
+            self._running = None
         answered = bool(self.messages) and self.messages[-1] is not self._last  # results added
         if self.stage == "done" and not answered:
             return error  # the loop had already ended: it stays as it was

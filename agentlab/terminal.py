@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["command_lines", "has_hidden", "plain", "visible"]
+__all__ = ["command_lines", "command_warnings", "has_hidden", "plain", "visible"]
 
 # Categories of characters that a terminal does not simply draw: controls (Cc),
 # format characters such as bidi overrides and zero-width spaces (Cf),
@@ -73,6 +73,28 @@ def command_lines(command: str) -> tuple[list[str], str | None]:
     if len(raw) == 1:
         return lines, None
     return lines, t("cli.many_lines", n=sum(1 for line in raw if line.strip()), total=len(raw))
+
+
+SPACES = 20  # a run of this many spaces (or tabs) may push the rest of a line off screen
+_SPACES = re.compile(f"[ \t]{{{SPACES},}}")
+
+
+def command_warnings(command: str) -> list[str]:
+    """What a person must be told before approving ``command``: it holds control or
+    invisible characters, a long run of spaces (what follows may be off screen), or
+    several lines (every one runs). Empty for a plain one-line command."""
+    from agentlab.i18n import t
+
+    warnings = []
+    if has_hidden(command):
+        warnings.append(t("cli.hidden"))
+    longest = max((len(m) for m in _SPACES.findall(command)), default=0)
+    if longest:
+        warnings.append(t("cli.spaces", n=longest))
+    many = command_lines(command)[1]
+    if many:
+        warnings.append(many)
+    return warnings
 
 
 def visible(text: str) -> str:

@@ -10,7 +10,11 @@
    smaller and faster shell than bash, so a third column runs bash the plain
    way (``bash -c true`` with a captured pipe): the gap between it and
    ``run_bash`` is what our own code costs.
-2. Memory: peak Python allocations (tracemalloc) and the peak RSS increase
+2. The sandbox (Linux, bubblewrap): per command, ``run_bash`` with the
+   sandbox against ``run_bash`` without it and a plain
+   ``subprocess.run(["bash", "-c", ...])``, for ``true`` (the worst case: only
+   the start-up is measured) and for two ordinary commands.
+3. Memory: peak Python allocations (tracemalloc) and the peak RSS increase
    while ``yes`` and ``cat /dev/urandom`` run into the output cap.
 """
 
@@ -44,12 +48,12 @@ def overhead(n: int) -> None:
     def unguarded() -> object:
         shell.GUARD = False
         try:
-            return run_bash("true")
+            return run_bash("true", sandbox=False)
         finally:
             shell.GUARD = sys.platform == "linux"
 
     runs: dict[str, Callable[[], object]] = {
-        'run_bash("true")': lambda: run_bash("true"),
+        'run_bash("true")': lambda: run_bash("true", sandbox=False),
         'subprocess.run("true", shell=True)': lambda: subprocess.run("true", shell=True),
         "subprocess.run([bash, -c, true], captured)": lambda: subprocess.run(
             [bash, "-c", "true"],
@@ -80,6 +84,39 @@ def overhead(n: int) -> None:
     print(f"  ratio guard on / guard off     (median): {ours / before:.2f}")
 
 
+SANDBOX_COMMANDS = ["true", "ls -la /usr/bin | wc -l", "python3 -c pass"]
+
+
+def sandbox_cost(n: int) -> None:
+    problem = shell.sandbox_problem()
+    if problem:
+        print(f"Sandbox: off here ({problem}); nothing to measure")
+        return
+    bash = shutil.which("bash") or "bash"
+    print(f"Sandbox cost per command, {n} interleaved runs each (median milliseconds):")
+    for command in SANDBOX_COMMANDS:
+        runs: dict[str, Callable[[], object]] = {
+            "sandbox": lambda c=command: run_bash(c, sandbox=True),
+            "no sandbox": lambda c=command: run_bash(c, sandbox=False),
+            "plain bash -c": lambda c=command: subprocess.run(
+                [bash, "-c", c], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+            ),
+        }
+        for fn in runs.values():
+            for _ in range(5):
+                fn()
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(n):
+            for name, fn in runs.items():
+                times[name].append(timed(fn))
+        boxed, unboxed, plain = (statistics.median(ts) * 1e3 for ts in times.values())
+        print(
+            f"  {command:26} sandbox {boxed:6.2f}  no sandbox {unboxed:6.2f}  "
+            f"plain {plain:6.2f}   sandbox/plain {boxed / plain:4.2f}  "
+            f"sandbox/no sandbox {boxed / unboxed:4.2f}   (target <= {TARGET_RATIO})"
+        )
+
+
 def rss_mb() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)  # bytes on macOS, KiB else
@@ -101,5 +138,7 @@ def memory() -> None:
 
 
 if __name__ == "__main__":
-    overhead(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    overhead(n)
+    sandbox_cost(max(n // 2, 20))
     memory()

@@ -31,6 +31,14 @@ bash_module = importlib.import_module("agentlab.tools.shell")
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process groups and signals")
 
+
+@pytest.fixture(autouse=True)
+def _host_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests here check the limits that hold everywhere, with the pids the host
+    sees: they run without the sandbox. The sandbox's tests ask for it by name."""
+    monkeypatch.setattr(bash_module, "SANDBOX", False)
+
+
 CUT_HINT = "bytes cut; rerun with a narrower command, e.g. pipe through head, tail or grep] ..."
 
 
@@ -441,6 +449,7 @@ def _as_nobody(command: str, secret: str, guard: bool = True) -> str:
         "shell = sys.modules['shell'] = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(shell)\n"
         f"shell.GUARD = {guard}\n"
+        "shell.SANDBOX = False\n"
         "shell._prctl(shell._PR_SET_DUMPABLE, 1)  # as an ordinary user's process is\n"
         "print(shell.run_bash(sys.argv[1], cwd='/tmp').output)\n"
     )
@@ -493,3 +502,192 @@ def test_the_safety_benchmark_leaves_nothing_behind() -> None:
     assert safety.escapes(False, kinds, timeouts=(30.0,)) == (3, 3)  # they did escape
     assert bash_module.GUARD  # and the guard is back on
     assert safety.leftovers() == []
+
+
+# --- the sandbox (Linux, bubblewrap) ------------------------------------------
+
+sandbox_only = pytest.mark.skipif(
+    not bash_module.sys.platform.startswith("linux"), reason="bubblewrap is Linux-only"
+)
+
+
+@pytest.fixture
+def sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox, required: on Linux CI installs bubblewrap (.ci/install-sandbox)."""
+    monkeypatch.setattr(bash_module, "SANDBOX", True)
+    problem = bash_module.sandbox_problem()
+    assert not problem, f"{problem}: run .ci/install-sandbox (apt-get install -y bubblewrap)"
+
+
+# The issue's attack: a command finds the kernel's connection file (named on the
+# kernel's command line, /proc/$PPID/cmdline, or in Jupyter's runtime folder),
+# loads it with jupyter_client and queues code on the kernel's own channel. The
+# kernel would run that code after the cell, outside every limit.
+ATTACK = r"""
+import glob, os, sys
+from jupyter_client import BlockingKernelClient
+found = set(glob.glob(os.path.join(sys.argv[1], "kernel-*.json")))
+args = open(f"/proc/{os.getppid()}/cmdline", "rb").read().decode().split("\0")
+found |= {b for a, b in zip(args, args[1:]) if a == "-f"}
+print("parent:", " ".join(args)[:200])
+for path in found:
+    try:
+        client = BlockingKernelClient()
+        client.load_connection_file(path)
+        client.start_channels()
+        client.execute(f"open({sys.argv[2]!r}, 'w').write('pwned')")
+        client.stop_channels()
+        print("queued on", path)
+    except OSError as e:
+        print("cannot read", path, e)
+print("found", len(found))
+"""
+
+
+def _attack_from_a_kernel(tmp_path: Path, sandbox: bool) -> tuple[str, bool]:
+    """Run ATTACK through run_bash inside a real kernel; (its output, did the kernel run it)."""
+    from jupyter_client.manager import start_new_kernel
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir(parents=True)
+    (workspace / "attack.py").write_text(ATTACK)
+    marker = tmp_path / "PWNED"
+    manager, client = start_new_kernel(cwd=str(tmp_path))
+    try:
+        runtime = str(Path(manager.connection_file).parent)
+        code = (
+            "from agentlab.tools.shell import run_bash\n"
+            f"print(run_bash('python attack.py {runtime} {marker}', cwd={str(workspace)!r}, "
+            f"sandbox={sandbox}, timeout=20).output)\n"
+        )
+        reply = client.execute_interactive(code, timeout=60, output_hook=_keep(out := []))
+        assert reply["content"]["status"] == "ok"
+        # Anything queued meanwhile runs before the next cell: wait for that cell.
+        client.execute_interactive("pass", timeout=30, output_hook=lambda msg: None)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return "".join(out), marker.exists()
+
+
+def _keep(into: list[str]):  # type: ignore[no-untyped-def]
+    def hook(msg: dict) -> None:  # type: ignore[type-arg]
+        if msg["msg_type"] == "stream":
+            into.append(msg["content"]["text"])
+
+    return hook
+
+
+@sandbox_only
+def test_a_command_cannot_reach_the_kernel_through_its_connection_file(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    out, ran = _attack_from_a_kernel(tmp_path, sandbox=True)
+    assert "found 0" in out and "parent: bwrap" in out, out
+    assert not ran
+    # The control: without the sandbox the very same command takes the kernel over.
+    out, ran = _attack_from_a_kernel(tmp_path / "control", sandbox=False)
+    assert "queued on" in out and ran, out
+
+
+@sandbox_only
+def test_the_runtime_folder_and_secrets_are_hidden(
+    tmp_path: Path, sandboxed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The folder it runs in holds a runtime folder and a ~/.ssh (HOME is the workspace).
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / "kernel-1.json").write_text('{"key": "hmac-secret"}')
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    (tmp_path / "notes.txt").write_text("visible")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    command = "cat notes.txt; ls runtime .ssh; cat runtime/kernel-1.json .ssh/id_ed25519"
+    r = run_bash(command, cwd=tmp_path, sandbox=True)
+    assert r.sandboxed and "visible" in r.output
+    assert "hmac-secret" not in r.output and "PRIVATE KEY" not in r.output
+    assert r.output.count("No such file or directory") == 2, r.output
+    control = run_bash(command, cwd=tmp_path, sandbox=False)
+    assert "hmac-secret" in control.output and "PRIVATE KEY" in control.output
+
+
+@sandbox_only
+def test_proc_shows_only_the_sandbox(sandboxed: None) -> None:
+    r = run_bash("ls /proc | grep -E '^[0-9]+$'; cat /proc/1/comm; echo $PPID", sandbox=True)
+    *pids, comm, ppid = r.output.split()
+    assert comm == "bwrap" and ppid == "1", r.output
+    assert str(os.getpid()) not in pids and len(pids) <= 5, pids
+    assert "Permission denied" in run_bash(f"ls /proc/{os.getpid()}", sandbox=True).output or (
+        "No such file" in run_bash(f"ls /proc/{os.getpid()}", sandbox=True).output
+    )
+
+
+@sandbox_only
+def test_only_the_workspace_is_writable(tmp_path: Path, sandboxed: None) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    home = Path.home()
+    outside = [home / "agentlab-sandbox-test", tmp_path / "outside", Path("/etc/agentlab-test")]
+    command = " ; ".join(f"touch {p}" for p in outside) + " ; touch inside /tmp/scratch; ls"
+    r = run_bash(command, cwd=workspace, sandbox=True)
+    assert r.output.count("Read-only file system") == 2, r.output  # home and /etc
+    assert "inside" in r.output and (workspace / "inside").exists()
+    # /tmp (and so tmp_path/outside) is the sandbox's own, empty and thrown away.
+    assert not any(p.exists() for p in outside)
+    assert not Path("/tmp/scratch").exists()
+
+
+@sandbox_only
+def test_no_network_unless_asked(sandboxed: None) -> None:
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+        assert "connected" not in run_bash(connect, sandbox=True).output
+        r = run_bash(connect, sandbox=True, network=True)
+        assert r.output == "connected\n" and r.sandboxed
+
+
+@sandbox_only
+def test_the_limits_still_hold_in_the_sandbox(
+    sandboxed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-sandbox-" + "x" * 20)
+    r = run_bash("sleep 30", timeout=0.5, sandbox=True)
+    assert r.timed_out and r.duration < 5
+    r = run_bash("yes", timeout=20, max_output=1000, sandbox=True)
+    assert r.truncated and r.exit_code is None
+    r = run_bash("env; sleep 30 & setsid sleep 30 & echo started", sandbox=True)
+    assert "sk-ant-sandbox" not in r.output and "started" in r.output
+    # Nothing it started is left: with the PID namespace gone, so is everything in it.
+    assert bash_module._descendants(bash_module._children(os.getpid())) == set()
+
+
+def test_without_bubblewrap_the_limits_apply_and_it_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentlab.apps.doctor import _sandbox
+
+    fake = tmp_path / "bwrap"  # a bwrap whose namespaces are refused, as in some containers
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(bash_module, "_noticed", False)
+    for program, why in [("agentlab-no-such-bwrap", "not installed"), (str(fake), "namespace")]:
+        monkeypatch.setattr(bash_module, "BWRAP", program)
+        bash_module.sandbox_problem.cache_clear()
+        try:
+            problem = bash_module.sandbox_problem()
+            if bash_module.sys.platform.startswith("linux"):
+                assert why in problem
+            r = run_bash("echo still runs", sandbox=True, timeout=5)
+            assert r.output == "still runs\n" and not r.sandboxed
+            check = _sandbox()
+            assert not check.ok and not check.required and "bubblewrap" in check.fix
+        finally:
+            bash_module.sandbox_problem.cache_clear()
+    err = capsys.readouterr().err
+    assert err.count("WITHOUT a sandbox") == 1 and "not installed" in err

@@ -206,3 +206,25 @@ def test_a_real_model_asks_in_a_terminal_until_it_understands(tmp_path, answers,
     assert screen.count("(Enter alone = no):") == len(answers)
     if answers[0] == "maybe":
         assert "Please answer y, n" in screen
+
+
+# --- every bad use is one line, exit 2, naming the help to read --------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        ([], "agentlab: say what to do: run, lessons, serve or doctor (see: agentlab --help)"),
+        (["run", "--fast", "x"], "agentlab run: unrecognized arguments: --fast (see: agentlab run --help)"),
+        (["run"], "agentlab run: the following arguments are required: task (see: agentlab run --help)"),
+        (["run", "--max-turns", "0", "x"], "agentlab run: argument --max-turns: '0' is not a whole number of at least 1 (see: agentlab run --help)"),
+        (["lessons", "--port", "99999"], "agentlab lessons: argument --port: '99999' is not a port: give a number from 1 to 65535 (see: agentlab lessons --help)"),
+        (["doctor", "--x"], "agentlab doctor: unrecognized arguments: --x (see: agentlab doctor --help)"),
+    ],
+)  # fmt: skip
+def test_a_bad_command_line_is_one_line_and_exit_2(argv, line):
+    out = subprocess.run(
+        [sys.executable, "-m", "agentlab", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == line and out.stdout == ""

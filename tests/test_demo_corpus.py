@@ -69,12 +69,14 @@ def shared(tmp_path_factory):
 def run(task: str, root: Path, monkeypatch) -> al.LoopResult:
     monkeypatch.chdir(root)
     messages = [{"role": "user", "content": task}]
-    result = al.agent_loop(messages, DemoClient(), tools=[al.bash], max_turns=6)
+    client = DemoClient()
+    result = al.agent_loop(messages, client, tools=[al.bash], max_turns=6)
     assert result.ended == "model"
     assert al.validate(messages) == []
-    # The history can go on as it is: its thinking blocks are intact.
+    # The history can go on as it is, with the same system and tools: its thinking
+    # blocks are intact and still bound to their prefix (preserved thinking).
     follow = messages + [{"role": "user", "content": "thanks"}]
-    assert thinking.check({"model": al.DEFAULT_MODEL, "messages": follow}) == []
+    assert thinking.check({**client.requests[-1], "messages": follow}) == []
     return result
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 import agentlab
@@ -183,3 +184,30 @@ def test_every_lesson_leads_to_an_exercise_in_the_map():
 
     for exercise in list_exercises():
         assert f"| {exercise.number}. `{exercise.name}` |" in text, exercise.name
+
+
+def _python_block(page: str, heading: str) -> str:
+    text = (DOCS / page).read_text("utf-8")
+    section = text.split(heading, 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("page", "heading", "answer"),
+    [
+        ("getting-started.md", "## From Python", "Python (.py) files here"),
+        ("getting-started.zh.md", "## 在 Python 里", ".py"),
+    ],
+)
+def test_getting_started_ends_with_the_answer_and_a_readable_history(
+    page, heading, answer, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    exec(compile(_python_block(page, heading), page, "exec"), {})
+    out = capsys.readouterr().out
+    assert answer in out and "2" in out  # the model's final answer, with the real count
+    assert "tool_result" in out or "tool_use" in out  # the history, as Markdown
+    assert out.rstrip().endswith("[]")  # and nothing the API would refuse
+    assert "{'role'" not in out  # not a raw list echo

@@ -17,7 +17,7 @@ def test_every_check_runs_and_this_machine_is_ready(capsys):
     code = doctor.main([])
     out = capsys.readouterr().out
     names = [c.name for c in doctor.checks()]
-    assert names == ["agentlab", "model", "bash", "jupyterlab", "cjk_font", "lessons"]
+    assert names == ["agentlab", "model", "bash", "sandbox", "jupyterlab", "cjk_font", "lessons"]
     assert code == 0 and "Ready for class." in out
     assert "offline demo model" in out  # conftest removes every key: the default is offline
 
@@ -101,3 +101,96 @@ def test_a_chinese_locale_starts_agentlab_in_chinese():
         check=True,
     ).stdout
     assert out.strip() == "zh"
+
+
+# --- the endpoint and the key, checked with one cheap request ---------------------------
+
+
+class _Models:
+    """A tiny Messages-API stand-in: GET /v1/models answers ``status``; it keeps the
+    Authorization header it was sent."""
+
+    def __init__(self, status: int):
+        import http.server
+        import threading
+
+        outer = self
+        self.seen: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                outer.seen.append(
+                    self.headers.get("Authorization", "") + self.headers.get("x-api-key", "")
+                )
+                body = (
+                    b'{"data": [{"type": "model", "id": "claude-sonnet-5-5", "display_name": "S",'
+                    b' "created_at": "2026-09-28T00:00:00Z"}], "has_more": false,'
+                    b' "first_id": "claude-sonnet-5-5", "last_id": "claude-sonnet-5-5"}'
+                    if status == 200
+                    else b'{"type": "error", "error": {"type": "authentication_error",'
+                    b' "message": "invalid x-api-key"}}'
+                )
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_offline_makes_no_request_and_has_no_endpoint_line():
+    names = [c.name for c in doctor.checks()]
+    assert "endpoint" not in names and "key" not in names
+
+
+def test_a_working_key_and_endpoint_are_one_line_each(monkeypatch, capsys):
+    with _Models(200) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-1234")
+        code = doctor.main([])
+    out = capsys.readouterr().out
+    assert code == 0 and "Ready for class." in out
+    line = next(x for x in out.splitlines() if "endpoint" in x)
+    assert line.startswith("✓") and f"{server.url} answers" in line
+    assert "✓ key" in out and "1 model" in out
+    assert server.seen and "sk-ant-secret-value-1234" in server.seen[0]  # it was sent...
+    assert "secret-value" not in out  # ...and never printed
+
+
+def test_a_placeholder_key_is_not_ready_for_class(monkeypatch, capsys):
+    with _Models(401) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-...")  # the docs' placeholder
+        code = doctor.main([])
+    out = capsys.readouterr().out
+    assert code == 1 and "Ready for class." not in out
+    assert "✗ key" in out and "401" in out and "ANTHROPIC_API_KEY" in out
+    assert "sk-ant-..." not in out
+
+
+def test_an_endpoint_that_does_not_answer_is_said_in_one_line(monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    assert doctor.main([]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "endpoint" in x)
+    assert line.startswith("✗") and f"127.0.0.1:{port}" in line
+    assert "agentlab serve" in out  # the fix names what to start

@@ -21,6 +21,7 @@ def fake_source(tmp_path: Path) -> Path:
         "01_the_agent_loop.ipynb",
         "02_stepping_through.ipynb",
         "zh/01_the_agent_loop.ipynb",
+        "zh/exercises/ex1.ipynb",
         "exercises/ex1.ipynb",
         "exercises/data/words.txt",
         "solutions/ex1.ipynb",
@@ -56,7 +57,7 @@ def test_pyproject_puts_the_lessons_in_the_wheel():
 
 
 def test_copy_takes_lessons_zh_and_exercises_only(tmp_path):
-    report = lessons.copy_lessons(tmp_path / "class", fake_source(tmp_path))
+    report = lessons.copy_lessons(tmp_path / "class", fake_source(tmp_path), with_outputs=True)
     copied = sorted(p.as_posix() for p in report.copied)
     assert copied == [
         "01_the_agent_loop.ipynb",
@@ -64,6 +65,7 @@ def test_copy_takes_lessons_zh_and_exercises_only(tmp_path):
         "exercises/data/words.txt",
         "exercises/ex1.ipynb",
         "zh/01_the_agent_loop.ipynb",
+        "zh/exercises/ex1.ipynb",
     ]
     assert report.skipped == []
     assert (tmp_path / "class/zh/01_the_agent_loop.ipynb").read_text() == (
@@ -74,11 +76,11 @@ def test_copy_takes_lessons_zh_and_exercises_only(tmp_path):
 def test_copy_never_overwrites_a_students_file(tmp_path):
     src = fake_source(tmp_path)
     dest = tmp_path / "class"
-    lessons.copy_lessons(dest, src)
+    lessons.copy_lessons(dest, src, with_outputs=True)
     (dest / "01_the_agent_loop.ipynb").write_text("my answers")
     (dest / "exercises/ex1.ipynb").unlink()  # deleted by the student: comes back
 
-    report = lessons.copy_lessons(dest, src)
+    report = lessons.copy_lessons(dest, src, with_outputs=True)
 
     assert (dest / "01_the_agent_loop.ipynb").read_text() == "my answers"
     assert [p.as_posix() for p in report.copied] == ["exercises/ex1.ipynb"]
@@ -108,9 +110,9 @@ def test_cli_copy_only_reports_copied_and_kept_files(tmp_path, capsys):
 def test_without_jupyterlab_it_says_how_to_install_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(lessons.importlib.util, "find_spec", lambda name: None)
     called = []
-    monkeypatch.setattr(lessons.subprocess, "call", lambda *a, **k: called.append(a) or 0)
+    monkeypatch.setattr(lessons, "serve_lab", lambda *a, **k: called.append(a) or 0)
     assert cli.main(["lessons", str(tmp_path / "class")]) == 1
-    assert 'pip install "agent-loop-lab[lab]"' in capsys.readouterr().err
+    assert "pip install jupyterlab anywidget" in capsys.readouterr().err
     assert called == []
     assert (tmp_path / "class" / lessons.FIRST_LESSON).is_file()  # copied all the same
 
@@ -118,21 +120,19 @@ def test_without_jupyterlab_it_says_how_to_install_it(tmp_path, capsys, monkeypa
 def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch, capsys):
     calls = []
 
-    def fake_call(cmd, cwd):
-        calls.append((cmd, cwd))
+    def fake_serve(cmd, cwd, port, token):
+        calls.append((cmd, cwd, port, token))
         return 0
 
-    monkeypatch.setattr(lessons.subprocess, "call", fake_call)
+    monkeypatch.setattr(lessons, "serve_lab", fake_serve)
     assert cli.main(["lessons", str(tmp_path / "class"), "--no-browser"]) == 0
-    ((cmd, cwd),) = calls
+    ((cmd, cwd, port, token),) = calls
     assert cmd[:4] == [sys.executable, "-m", "jupyterlab", lessons.FIRST_LESSON]
     assert "--no-browser" in cmd
     assert cwd == (tmp_path / "class").resolve()
-    # It prints the address of lesson 01 itself (with the port and token it gave JupyterLab).
-    port = next(a for a in cmd if a.startswith("--port=")).split("=")[1]
-    token = next(a for a in cmd if a.startswith("--IdentityProvider.token=")).split("=")[1]
-    url = f"http://127.0.0.1:{port}/lab/tree/{lessons.FIRST_LESSON}?token={token}"
-    assert url in capsys.readouterr().out
+    # Lab gets that port and no other (a moved port would make the printed link wrong).
+    assert f"--port={port}" in cmd and "--ServerApp.port_retries=0" in cmd
+    assert f"--IdentityProvider.token={token}" in cmd
 
 
 def test_python_dash_m_entry_point(tmp_path):
@@ -183,22 +183,48 @@ def test_every_notebook_keeps_nbval_markers_in_tags_not_in_code():
             assert "NBVAL" not in source(cell), path
             for tag in cell.get("metadata", {}).get("tags", []):
                 assert tag in {"nbval-check-output", "nbval-ignore-output", "raises-exception",
-                               "nbval-skip"}, (path, tag)  # fmt: skip
+                               "nbval-skip", "student"}, (path, tag)  # fmt: skip
 
 
-def test_lesson_one_writes_three_lines_with_the_checker_and_shows_a_thinking_block():
+def test_lesson_one_has_student_cells_checked_on_the_spot_and_does_not_give_the_loop_away():
+    lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
+    assert len(lesson) <= 70
+    code = [c for c in lesson if c["cell_type"] == "code"]
+    students = [i for i, c in enumerate(code) if "student" in c["metadata"].get("tags", [])]
+    names = [re.match(r"def (\w+)\(", source(code[i])).group(1) for i in students]
+    assert names == ["first_message", "decide", "tool_result", "append_results"]
+    for i, name in zip(students, names):
+        assert "raise NotImplementedError" in source(code[i])  # a stub that fails its check
+        assert source(code[i + 1]) == f'check("{name}", {name})'  # checked on the spot
+        outputs = code[i + 1].get("outputs", [])  # the saved run: a report on the stub, no error
+        assert outputs and not any(o["output_type"] == "error" for o in outputs)
+    programs = "\n".join(source(c) for c in code)
+    assert "while True:" not in programs  # exercise 6 asks for the loop from memory
+    assert "<details>" not in "\n".join(source(c) for c in lesson)  # no answer a click away
+    lessons_own = "\n".join(source(c) for i, c in enumerate(code) if i not in students)
+    # the lesson's own cells never call the student's functions, so a stub breaks nothing
+    assert not re.search(
+        r"(?<![.\w])(first_message|decide|tool_result|append_results)\(", lessons_own
+    )
+
+
+def test_lesson_one_builds_the_loop_before_it_shows_a_thinking_block():
     lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
     code = [source(c) for c in lesson if c["cell_type"] == "code"]
-    checked = [s for s in code if "raise NotImplementedError  # your line" in s]
-    assert [re.search(r'check\("(\w+)"', s).group(1) for s in checked] == [
-        "tool_result",
-        "append_results",
-        "agent_loop",
+    loop = next(i for i, c in enumerate(lesson) if "al.agent_loop(" in source(c))
+    shown = [
+        i
+        for i, c in enumerate(lesson)
+        if c["cell_type"] == "code" and '"type": "thinking"' in source(c)
     ]
-    shown = [c for c in lesson if c["cell_type"] == "code" and '"type": "thinking"' in source(c)]
-    assert shown and '"signature"' in source(shown[0])
-    assert printed(shown[0]).lstrip().startswith("thinking")  # the first block of the reply, named
+    assert shown and shown[0] > loop
+    assert '"signature"' in source(lesson[shown[0]])
+    assert printed(lesson[shown[0]]).lstrip().startswith("thinking")  # the first block, named
     assert not any("content[0].text" in s for s in code)  # blocks are picked by type
+    lines = [
+        line for c in lesson if c["cell_type"] == "markdown" for line in source(c).splitlines()
+    ]
+    assert sum("| `stop_reason` |" in line for line in lines) == 1  # one table of stop reasons
 
 
 def test_lesson_two_keeps_a_snapshot_after_each_stage():
@@ -243,3 +269,162 @@ def test_lesson_four_chart_keeps_every_label_inside_the_picture(lesson):
     assert len(labels) >= 4
     for y, size, text in labels:
         assert float(size) <= float(y) <= height, f"{text!r} at y={y} in a {height}px chart"
+
+
+# --- students get the questions, not the answers ------------------------------------------
+
+
+def test_a_students_copy_has_no_saved_outputs_and_an_instructors_keeps_them(tmp_path):
+    source = lessons.source_dir()
+    saved = json.loads((source / lessons.FIRST_LESSON).read_text("utf-8"))
+    assert any(c.get("outputs") for c in saved["cells"])  # the repository keeps its outputs
+    student = lessons.copy_lessons(tmp_path / "student")
+    teacher = lessons.copy_lessons(tmp_path / "teacher", with_outputs=True)
+    notebooks = [p for p in student.copied if p.suffix == ".ipynb"]
+    assert {"zh", "exercises"} <= {p.parts[0] for p in notebooks}
+    assert any(p.parts[:2] == ("zh", "exercises") for p in notebooks)  # Chinese exercises too
+    for rel in notebooks:
+        nb = json.loads((student.dest / rel).read_text("utf-8"))
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert all(c["outputs"] == [] and c["execution_count"] is None for c in code), rel
+        assert "widgets" not in nb["metadata"], rel
+        original = json.loads((source / rel).read_text("utf-8"))
+        assert [c["source"] for c in nb["cells"]] == [c["source"] for c in original["cells"]]
+    assert (teacher.dest / lessons.FIRST_LESSON).read_bytes() == (
+        source / lessons.FIRST_LESSON
+    ).read_bytes()
+
+
+def test_the_cli_gives_students_cleared_copies_unless_asked(tmp_path):
+    assert cli.main(["lessons", str(tmp_path / "a"), "--copy-only"]) == 0
+    assert cli.main(["lessons", str(tmp_path / "b"), "--copy-only", "--with-outputs"]) == 0
+    a = json.loads((tmp_path / "a" / lessons.FIRST_LESSON).read_text("utf-8"))
+    b = json.loads((tmp_path / "b" / lessons.FIRST_LESSON).read_text("utf-8"))
+    assert not any(c.get("outputs") for c in a["cells"])
+    assert any(c.get("outputs") for c in b["cells"])
+
+
+@pytest.mark.parametrize(
+    "name", ["01_the_agent_loop.ipynb", "02_stepping_through.ipynb", "exercises/02_decide.ipynb"]
+)
+def test_a_cleared_copy_runs_top_to_bottom(tmp_path, name):
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+
+    report = lessons.copy_lessons(tmp_path / "class")
+    path = report.dest / name
+    nb = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={
+        "metadata": {"path": str(path.parent)}}).execute()  # fmt: skip
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error" and "raises-exception" not in c.metadata.get("tags", [])]  # fmt: skip
+    assert errors == []
+
+
+def test_inside_a_git_clone_the_default_folder_is_outside_it(tmp_path, monkeypatch):
+    clone = tmp_path / "clone"
+    (clone / ".git").mkdir(parents=True)
+    (clone / "sub").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert lessons.default_dir(clone / "sub") == tmp_path / "home" / "agentlab-lessons"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert lessons.default_dir(plain) == plain.resolve() / "agentlab-lessons"
+    assert "agentlab-lessons/" in (ROOT / ".gitignore").read_text()
+
+
+# --- JupyterLab: the link it really serves, and a clean stop -------------------------------
+
+# A stand-in for JupyterLab: says it started, waits for a go file, then answers
+# /api/status (with the token) on the port it was given, like Lab's server does.
+FAKE_LAB = r"""
+import http.server, os, sys, time
+port, token, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+open(go + ".pid", "w").write(str(os.getpid()))
+print("fake-lab: started", file=sys.stderr, flush=True)
+while not os.path.exists(go):
+    time.sleep(0.02)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        ok = self.headers.get("Authorization") == "token " + token
+        self.send_response(200 if ok else 403); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+"""
+
+# serve_lab in its own process, as `agentlab lessons` runs it (with SIGINT's default handler
+# restored: a test runner started in the background may have SIGINT ignored).
+RUNNER = r"""
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from pathlib import Path
+from agentlab.apps.lessons import serve_lab
+port, token, go, fake = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+sys.exit(serve_lab([sys.executable, fake, str(port), token, go], Path("."), port, token))
+"""
+
+
+def _start(tmp_path):
+    import os
+    import secrets as s
+
+    fake = tmp_path / "fake_lab.py"
+    fake.write_text(FAKE_LAB)
+    go = tmp_path / "go"
+    port, token = lessons._free_port(), s.token_urlsafe(8)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(port), token, str(go), str(fake)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.stderr.readline().strip() == "fake-lab: started"  # an event, not a sleep
+    return proc, go, port, token
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1].startswith("Z")  # a zombie waiting to be reaped
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to see the child is gone")
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_the_link_comes_once_lab_answers_and_a_signal_stops_lab(tmp_path, signum):
+    import signal
+
+    proc, go, port, token = _start(tmp_path)
+    try:
+        import select
+
+        ready, _, _ = select.select([proc.stdout], [], [], 0)
+        assert ready == []  # Lab is not listening yet, so no link has been printed
+        go.touch()
+        line = proc.stdout.readline()
+        assert line.strip().endswith(
+            f"http://127.0.0.1:{port}/lab/tree/{lessons.FIRST_LESSON}?token={token}"
+        )
+        pid = int((tmp_path / "go.pid").read_text())
+        proc.send_signal(getattr(signal, signum))
+        assert proc.wait(timeout=20) == 0
+        assert _gone(pid)  # JupyterLab stopped with it, without a question
+        assert "y/[n]" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_busy_port_is_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert cli.main(["lessons", str(tmp_path / "c"), "--port", str(port)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"Port {port} is already in use: choose another with --port, or leave --port out to use a free one."
+    )

@@ -108,12 +108,61 @@ def test_assignments_and_compound_commands_are_asked_about(command):
     assert Policy("deny", allow=["*"])(call(command)).action == "deny"
 
 
-def test_allow_covers_plain_commands_and_lists_of_allowed_commands():
+def test_allow_covers_one_plain_command_only():
     p = Policy("deny", allow=["ls", "ls *", "wc *", "grep *"])
-    for ok in ["ls", "ls -la", "ls 'my file'", "ls | wc -l", "ls && ls -a", "grep -rn '[/]' ."]:
+    for ok in ["ls", "ls -la", "ls 'my file'", 'ls "a b" *.py', "grep -rn '[/]' ."]:
         assert p(call(ok)).action == "approve", ok
-    for no in ["lsof", "ls | sh", "ls > out.txt", "", "   "]:
+    # A list or a pipeline of allowed commands is asked too: only one plain
+    # simple command is approved by a pattern.
+    for no in ["lsof", "ls | sh", "ls > out.txt", "", "   ", "ls | wc -l", "ls && ls -a"]:
         assert p(call(no)).action == "deny", no
+
+
+# A comment hides the next lines from a splitter that reads the quote inside it
+# as a string; bash ends the comment at the newline and runs `touch PWNED`.
+COMMENTS = [
+    "ls #'\ntouch PWNED\n#'",
+    'ls #"\ntouch PWNED\n#"',
+    "ls #\\\ntouch PWNED",
+    "ls # 'x\ntouch PWNED\n'",
+    "ls \\\n#'\ntouch PWNED\n#'",
+    "ls # just a comment",
+    "ls\ttouch",  # a tab: a control character
+]
+
+
+@pytest.mark.parametrize("command", COMMENTS)
+def test_a_comment_never_hides_a_command_from_an_allow_pattern(command, tmp_path):
+    asked = []
+    p = Policy(
+        "confirm",
+        allow=["ls", "ls *"],
+        deny=["rm *", "*rm *"],
+        ask_user=lambda c: asked.append(c) or "asked",
+    )
+    assert p(call(command)) == Verdict.deny("asked") and len(asked) == 1
+
+
+@pytest.mark.parametrize("command", COMMENTS[:5])
+def test_bash_itself_runs_the_hidden_command(command, tmp_path):
+    # The control experiment: these spellings do run `touch` (so asking matters).
+    import subprocess
+
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True)
+    assert (tmp_path / "PWNED").exists()
+
+
+def test_deny_sees_commands_bash_sees_where_the_parser_reads_less():
+    p = Policy("auto", deny=["rm *"])
+    # tree-sitter reads `#; rm -rf ~` as a comment; bash reads `ls#` as a word.
+    for command in ["ls#; rm -rf ~", "ls #'\nrm -rf x\n#'", "echo $(rm -rf x)", "r''m -rf x"]:
+        assert p(call(command)).action == "deny", command
+
+
+def test_a_star_in_an_allow_pattern_cannot_reach_past_a_newline():
+    p = Policy("deny", allow=["echo *"])
+    assert p(call("echo 'a\nb'")).action == "deny"  # a newline inside quotes is asked too
+    assert p(call("echo a\ntouch x")).action == "deny"
 
 
 def test_deny_and_ask_patterns_see_each_simple_command():
@@ -129,10 +178,15 @@ def test_split_commands():
     from agentlab.tools.policy import split_commands
 
     assert split_commands("ls -la | wc -l").commands == ["ls -la", "wc -l"]
+    assert "not one simple command" in split_commands("ls -la | wc -l").problem
     assert split_commands("grep -rn '[/]' .").problem == ""
+    assert split_commands("r''m -rf 'my dir'").commands == ["rm -rf my dir"]
+    assert split_commands("ls $(rm x)").commands == ["ls $(rm x)", "rm x"]
     assert "expands" in split_commands("echo $(id)").problem
-    assert "redirects" in split_commands("ls > f").problem
-    assert "cannot be split" in split_commands("echo 'x").problem
+    assert "redirection" in split_commands("ls 2>f").problem
+    assert "comment" in split_commands("ls # x").problem
+    assert "lines" in split_commands("ls\nls").problem
+    assert "cannot read" in split_commands("echo 'x").problem
 
 
 def test_other_tools_match_on_name_and_json():

@@ -156,3 +156,104 @@ def test_a_long_command_cannot_hide_its_first_line_behind_empty_lines():
     assert many is not None and "121 lines" in many and "2 with a command" in many
     assert command_lines("ls -la") == (["ls -la"], None)
     assert visible("\u3164") == "\\u3164"  # a letter that draws as nothing is written out
+
+
+# --- a key only the client holds (not in the environment) ---------------------
+
+CLIENT_KEY = "sk-ant-api03-client-only-" + "c" * 30
+
+
+@pytest.fixture
+def keyed(tmp_path, monkeypatch):
+    """A client holding a key no variable has; the model `cat`s a file holding it too."""
+    from agentlab import secrets
+    from agentlab.fakeapi.offline import ScriptedClient, tool_use
+
+    monkeypatch.setattr(secrets, "_held", {})  # nothing remembered from other tests
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "key.txt").write_text(CLIENT_KEY)
+
+    def make():
+        client = ScriptedClient([[tool_use("bash", {"command": "cat key.txt"})], "done"])
+        client.api_key = CLIENT_KEY  # type: ignore[attr-defined]
+        return client
+
+    return make
+
+
+def assert_clean(text):
+    assert CLIENT_KEY not in text and "[REDACTED:ANTHROPIC_API_KEY]" in text
+
+
+def test_save_redacts_a_key_only_the_client_held(keyed, tmp_path):
+    import agentlab as al
+
+    loop = al.AgentLoop(keyed(), "read key.txt", tools=[al.bash_tool(cwd=tmp_path)])
+    loop.run()
+    assert CLIENT_KEY in json.dumps(al.history.as_dict(loop.messages))  # the model did read it
+    al.save(loop.messages, tmp_path / "h.json")
+    assert_clean((tmp_path / "h.json").read_text())
+
+
+def test_save_redacts_the_key_of_a_notebook_sdk_client(tmp_path, monkeypatch):
+    import anthropic
+
+    import __main__
+    import agentlab as al
+    from agentlab import secrets
+
+    monkeypatch.setattr(secrets, "_held", {})
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # The issue's case: the key lives only in an SDK client the notebook holds.
+    sdk = anthropic.Anthropic(api_key=CLIENT_KEY, base_url="http://127.0.0.1:9")
+    monkeypatch.setattr(__main__, "client", sdk, raising=False)
+    al.save([{"role": "user", "content": f"the key is {CLIENT_KEY}"}], tmp_path / "h.json")
+    assert_clean((tmp_path / "h.json").read_text())
+
+
+def test_agent_save_in_a_notebook_redacts_it(keyed, tmp_path):
+    from IPython.testing.globalipapp import get_ipython
+
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "agentlab")
+    try:
+        ip.user_ns["client"] = keyed()
+        ip.run_cell_magic("agent", "--client client --yes", "read key.txt")
+        ip.run_line_magic("agent", "save h.json")
+    finally:
+        ip.user_ns.pop("client", None)
+        ip.user_ns.pop("_agent", None)
+        ip.run_line_magic("unload_ext", "agentlab")
+    assert_clean((tmp_path / "h.json").read_text())
+
+
+def test_agentlab_run_save_redacts_it(keyed, tmp_path, monkeypatch):
+    from agentlab.apps import cli
+    from agentlab.fakeapi import offline
+
+    client = keyed()
+    monkeypatch.setattr(offline, "connect", lambda **kwargs: client)
+    assert cli.main(["run", "--yes", "--save", "h.json", "read key.txt"]) == 0
+    assert_clean((tmp_path / "h.json").read_text())
+
+
+def test_copy_history_as_json_redacts_it(keyed, tmp_path):
+    import agentlab as al
+    from agentlab.views.loop_view import LoopView
+
+    loop = al.AgentLoop(keyed(), "read key.txt", tools=[al.bash_tool(cwd=tmp_path)])
+    loop.run()
+    assert_clean(LoopView(loop).copy_json())
+
+
+def test_a_recording_wrapper_is_looked_through(keyed, tmp_path):
+    import agentlab as al
+
+    recorded = al.record(keyed(), tmp_path / "r.jsonl")
+    loop = al.AgentLoop(recorded, "read key.txt", tools=[al.bash_tool(cwd=tmp_path)])
+    loop.run()
+    al.save(loop.messages, tmp_path / "h.json")
+    assert_clean((tmp_path / "h.json").read_text())
+    assert CLIENT_KEY not in (tmp_path / "r.jsonl").read_text()

@@ -458,7 +458,7 @@ def test_a_chunked_body_is_read_whole():
     assert status == 200 and body["content"][0]["text"] == "got hi"
 
 
-@pytest.mark.parametrize("length", ["abc", "-1", "1e3", ""])
+@pytest.mark.parametrize("length", ["abc", "-1", "1e3", "", "²", "1 2"])
 def test_a_content_length_that_is_not_a_number_is_a_400_and_closes(length):
     with FakeMessagesServer(["never"]) as server:
         answer = raw(server, (HEAD + f"content-length: {length}\r\n\r\n").encode() + BODY)
@@ -470,7 +470,7 @@ def test_a_content_length_that_is_not_a_number_is_a_400_and_closes(length):
 def test_a_body_shorter_than_its_content_length_times_out_with_the_apis_code():
     from agentlab.fakeapi.server import Limits
 
-    with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
+    with FakeMessagesServer(["never"], limits=Limits(body_timeout=0.5)) as server:
         answer = raw(server, (HEAD + f"content-length: {len(BODY) + 50}\r\n\r\n").encode() + BODY)
     status, body = status_and_body(answer)
     assert status == 400 and body["error"]["details"]["error_code"] == "request_body_timeout"
@@ -511,12 +511,12 @@ def test_idle_connections_are_closed_and_never_lock_others_out():
 
     from agentlab.fakeapi.server import Limits
 
-    limits = Limits(max_connections=8, idle_timeout=0.5)
+    limits = Limits(max_connections=8, header_timeout=0.5)
     with FakeMessagesServer(["served"], limits=limits) as server:
         idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(8)]
-        # All slots taken: the next client gets 529 Overloaded, which the SDK retries,
-        # and by then the idle connections have been closed by the server.
-        reply = sdk(server, retries=4).messages.create(model=MODEL, max_tokens=5, messages=HI)
+        # All slots taken: the next client closes the oldest idle one and is served
+        # at once; the others are closed when their headers are late.
+        reply = sdk(server).messages.create(model=MODEL, max_tokens=5, messages=HI)
         for s in idle:
             s.settimeout(2)
             assert s.recv(10) == b""  # closed by the server
@@ -530,7 +530,7 @@ def test_a_slow_sender_is_cut_off_at_the_request_deadline():
 
     from agentlab.fakeapi.server import Limits
 
-    with FakeMessagesServer(["never"], limits=Limits(request_timeout=0.5)) as server:
+    with FakeMessagesServer(["never"], limits=Limits(header_timeout=0.5)) as server:
         with socket.create_connection(("127.0.0.1", server.port)) as s:
             start = time.monotonic()
             s.settimeout(3)
@@ -571,3 +571,294 @@ def test_a_failing_reply_function_is_a_500_that_says_why_and_the_server_goes_on(
             client.messages.create(model=MODEL, max_tokens=5, messages=HI).content[0].text == "fine"
         )
     assert [r.status for r in server.requests] == [500, 200]  # x-should-retry: false
+
+
+# ---------------------------------------------------------------------------
+# Attacks on a shared class server: each is answered in the API's error shape
+# (never a 500 or a dropped connection) and the server goes on serving.
+# ---------------------------------------------------------------------------
+
+
+def still_serves(server: FakeMessagesServer) -> bool:
+    reply = sdk(server).messages.create(model=MODEL, max_tokens=5, messages=HI)
+    return reply.content[0].text == "still here"
+
+
+def test_a_chunk_size_of_minus_one_is_a_400_not_a_read_to_the_end():
+    with FakeMessagesServer(["still here"]) as server:
+        head = (HEAD + "transfer-encoding: chunked\r\n\r\n").encode()
+        answer = raw(server, head + b"-1\r\n" + BODY + b"\r\n0\r\n\r\n")
+        status, body = status_and_body(answer)
+        assert status == 400 and body["error"]["type"] == "invalid_request_error"
+        assert b"connection: close" in answer.lower()
+        assert still_serves(server)
+
+
+def test_a_chunked_body_over_the_limit_is_a_413_in_the_apis_shape():
+    from agentlab.fakeapi.server import Limits
+
+    with FakeMessagesServer(["still here"], limits=Limits(max_body=1000)) as server:
+        head = (HEAD + "transfer-encoding: chunked\r\n\r\n").encode()
+        chunks = b"".join(b"100\r\n" + b"x" * 256 + b"\r\n" for _ in range(20))  # 5 kB
+        status, body = status_and_body(raw(server, head + chunks))
+        assert status == 413 and body["error"]["type"] == "request_too_large"
+        assert still_serves(server) and server.count == 1  # the 413 reached no reply
+
+
+def test_an_endless_chunk_is_cut_off_at_the_limit_not_read_to_its_end():
+    import select
+    import socket
+
+    from agentlab.fakeapi.server import Limits
+
+    limit = 100_000
+    with FakeMessagesServer(["still here"], limits=Limits(max_body=limit)) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+            # One chunk that claims 4 GB; what is sent of it is read as it comes.
+            s.sendall((HEAD + "transfer-encoding: chunked\r\n\r\n").encode() + b"ffffffff\r\n")
+            sent, piece, got = 0, b"x" * 65536, b""
+            try:
+                while sent < 64_000_000 and not got:  # bounded: 64 MB at most
+                    if select.select([s], [], [], 0)[0]:
+                        got = s.recv(65536)
+                        break
+                    s.sendall(piece)
+                    sent += len(piece)
+                got = got or s.recv(65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # closed by the server while unread bytes were still on their way
+        assert sent < 32_000_000  # stopped long before the end (socket buffers hold a few MB)
+        assert not got or got.startswith(b"HTTP/1.1 413")
+        assert still_serves(server)
+
+
+def test_headers_that_never_finish_are_all_closed_at_the_header_deadline():
+    import socket
+    import time
+
+    from agentlab.fakeapi.server import Limits
+
+    with FakeMessagesServer(["still here"], limits=Limits(header_timeout=0.5)) as server:
+        crowd = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(50)]
+        start = time.monotonic()
+        for s in crowd[:25]:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")  # half-sent headers
+        for s in crowd:
+            s.settimeout(5)
+            assert s.recv(10) == b""  # closed by the server
+            s.close()
+        assert time.monotonic() - start < 4 and server.connections == 0
+        assert still_serves(server)
+
+
+def test_an_idle_crowd_larger_than_the_open_file_limit_cannot_lock_a_student_out(tmp_path):
+    import resource
+    import socket
+
+    nofile = 64
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlab.fakeapi.server", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)),
+    )
+    crowd: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split(" at ")[1].split(",")[0]
+        port = int(url.rsplit(":", 1)[1])
+        for _ in range(100):  # more half-sent requests than the server may have files
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+            crowd.append(s)
+        client = anthropic.Anthropic(api_key="x", base_url=url, max_retries=0)
+        reply = client.messages.create(model=MODEL, max_tokens=10, messages=HI)
+        said = "".join(b.text for b in reply.content if b.type == "text")
+        assert "demo" in said  # served at once, not after the crowd
+        assert len(os.listdir(f"/proc/{proc.pid}/fd")) < nofile
+    finally:
+        for s in crowd:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_room_for_connections_follows_the_open_file_limit(monkeypatch):
+    import resource
+
+    from agentlab.fakeapi.server.http import open_file_room
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (256, 4096))
+    assert open_file_room(1000) == (192, 8) and open_file_room(100) == (100, 8)
+
+
+@pytest.mark.parametrize(
+    "data, wording",
+    [
+        (b'{"model": "claude-sonnet-5-5", "max_tokens": 5, "messages": [{"role": "user", '
+         b'"content": "caf\xe9"}]}', "The request body is not valid JSON."),
+        (b'{"model": "claude-sonnet-5-5", "max_tokens": 5, "messages": [{"role": "user", '
+         b'"content": "\\ud800"}]}',
+         "The request body is not valid JSON: no low surrogate in string: line 1 column 91 "
+         "(char 90)"),
+    ],
+    ids=["invalid utf-8", "lone surrogate"],
+)  # fmt: skip
+def test_a_body_that_is_not_unicode_is_a_400_in_the_apis_shape(data, wording):
+    with FakeMessagesServer(["still here"]) as server:
+        answer = raw(server, (HEAD + f"content-length: {len(data)}\r\n\r\n").encode() + data)
+        status, body = status_and_body(answer)
+        assert status == 400 and body["error"] == {"type": "invalid_request_error",
+                                                   "message": wording}  # fmt: skip
+        assert "surrogate" not in wording or data.index(b"\\") == 90  # where the escape is
+        assert still_serves(server)
+
+
+def test_a_surrogate_pair_is_a_character_not_an_error():
+    data = json.dumps({"model": MODEL, "max_tokens": 5, "messages": [
+        {"role": "user", "content": "\U0001f600 and \\ud800 as text"}]}).encode()  # fmt: skip
+    assert b"\\ud83d\\ude00" in data
+    with FakeMessagesServer(lambda body: body["messages"][0]["content"]) as server:
+        status, body = status_and_body(
+            raw(server, (HEAD + f"content-length: {len(data)}\r\n\r\n").encode() + data)
+        )
+    assert status == 200 and body["content"][0]["text"] == "\U0001f600 and \\ud800 as text"
+
+
+def test_head_slash_answers_200_for_clients_that_check_the_server_is_up():
+    with FakeMessagesServer() as server:
+        head = httpx2.head(server.url + "/")
+        models = httpx2.head(server.url + "/v1/models")
+    assert head.status_code == 200 and head.content == b""
+    assert models.status_code == 200
+
+
+def test_an_unknown_model_is_a_404_that_lists_the_accepted_ones():
+    with FakeMessagesServer(["never"]) as server:
+        with pytest.raises(anthropic.NotFoundError) as info:
+            sdk(server).messages.create(model="claude-sonnet-9", max_tokens=5, messages=HI)
+    message = info.value.body["error"]["message"]
+    assert message.startswith("model: claude-sonnet-9 (this server accepts: ")
+    assert all(m in message for m in al.models.ids())
+
+
+# ---------------------------------------------------------------------------
+# Message threads: random ids, one owner each, bounded in bytes
+# ---------------------------------------------------------------------------
+
+BETA = {"anthropic-version": "2026-10-21", "anthropic-beta": "message-threads-2026-08-12"}
+
+
+def post(server: FakeMessagesServer, key: str, **fields) -> httpx2.Response:
+    body = {"model": MODEL, "max_tokens": 10, **fields}
+    return httpx2.post(server.url + "/v1/messages", json=body, headers={**BETA, "x-api-key": key})
+
+
+def test_message_ids_are_random_in_the_apis_form():
+    import re
+
+    with FakeMessagesServer(["a"] * 20) as server:
+        ids = [post(server, "k", messages=HI).json()["id"] for _ in range(20)]
+    assert len(set(ids)) == 20
+    assert all(re.fullmatch(r"msg_01[A-Za-z0-9]{22}", i) for i in ids)
+
+
+def test_a_thread_is_continued_only_with_the_key_that_created_it():
+    more = [{"role": "user", "content": "more"}]
+    with FakeMessagesServer(["one", "two", "three"]) as server:
+        first = post(server, "key-a", messages=HI, thread={"type": "create"}).json()["id"]
+        go_on = {"type": "continue", "previous_message_id": first}
+        stolen = post(server, "key-b", messages=more, thread=go_on)
+        own = post(server, "key-a", messages=more, thread=go_on)
+    assert stolen.status_code == 404  # thread_not_found: the SDK would resend its own history
+    assert stolen.json()["error"]["details"]["error_code"] == "thread_not_found"
+    assert own.status_code == 200 and own.json()["content"][0]["text"] == "two"
+    assert [m["role"] for m in server.requests[2].body["messages"]] == ["user"]
+
+
+def test_the_thread_store_is_bounded_in_bytes_and_forgets_the_oldest_first():
+    from agentlab.fakeapi.server.threads import Thread, ThreadStore
+
+    store = ThreadStore(max_bytes=10_000)
+    big = [{"role": "user", "content": "x" * 3000}]
+    for n in range(5):
+        store.save(f"msg_{n}", Thread(big, {}))
+    assert store.bytes <= 10_000 and len(store) == 3
+    assert store.get("msg_0") is None and store.get("msg_4") is not None
+    store.save("msg_huge", Thread([{"role": "user", "content": "x" * 20_000}], {}))
+    assert store.get("msg_huge") is None and store.bytes <= 10_000  # too big to keep at all
+    store.save("msg_5", Thread(big, {}), replaces="msg_4")  # a continue replaces its thread
+    assert store.get("msg_4") is None and len(store) == 3 and store.bytes <= 10_000
+
+
+def test_a_thread_grown_past_the_store_is_forgotten_and_the_sdk_resends_it():
+    with FakeMessagesServer(["a", "b", "c"], max_thread_bytes=2_000) as server:
+        client = sdk(server)
+        thread = client.beta.messages.thread(model=MODEL, max_tokens=10)
+        thread.send({"role": "user", "content": "hi"})
+        thread.send({"role": "user", "content": "y" * 5_000})  # the store cannot hold this
+        assert thread.send({"role": "user", "content": "go on"}).content[0].text == "c"
+    assert server.threads.bytes <= 2_000
+    statuses = [r.status for r in server.requests]
+    assert statuses == [200, 200, 404, 200]  # forgotten, answered 404, resent whole
+
+
+# ---------------------------------------------------------------------------
+# `agentlab serve` on the command line: one line for each mistake
+# ---------------------------------------------------------------------------
+
+
+def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentlab.fakeapi.server", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_busy_port_or_an_impossible_one_is_one_line_without_a_traceback():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = serve_cli("--port", str(taken.getsockname()[1]))
+    invalid = serve_cli("--port", "99999")
+    assert busy.returncode == 1 and invalid.returncode == 2
+    for run in (busy, invalid):
+        assert run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in run.stderr
+    assert "in use" in busy.stderr and "99999" in invalid.stderr
+
+
+def test_list_models_prints_the_accepted_names():
+    listed = serve_cli("--list-models")
+    assert listed.returncode == 0 and listed.stdout.split() == al.models.ids()
+
+
+def test_listening_beyond_this_machine_warns_in_one_line(monkeypatch, capsys):
+    from agentlab.fakeapi.server import serve
+
+    started: list[str] = []
+
+    class Listening(FakeMessagesServer):  # stands for the server: listens nowhere
+        def start(self):
+            started.append(self.host)
+            return self
+
+    def ctrl_c() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serve, "FakeMessagesServer", Listening)
+    monkeypatch.setattr(serve, "wait_for_ctrl_c", ctrl_c)
+    serve.main(["--host", "0.0.0.0", "--port", "0"])
+    shared = capsys.readouterr().err
+    serve.main(["--host", "localhost", "--port", "0"])
+    local = capsys.readouterr().err
+    assert started == ["0.0.0.0", "localhost"]
+    assert len(shared.strip().splitlines()) == 1 and "0.0.0.0" in shared and "network" in shared
+    assert local == ""
+    assert all(serve._loopback(h) for h in ("127.0.0.1", "::1", "localhost"))
+    assert not any(serve._loopback(h) for h in ("0.0.0.0", "", "::"))

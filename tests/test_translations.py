@@ -34,15 +34,34 @@ def chinese_texts() -> dict[str, str]:
     return texts
 
 
+def misused(term: dict, where: str, text: str) -> list[str]:
+    """The words of ``term`` to avoid that ``text`` (found at ``where``) uses."""
+    if "only" in term and not where.startswith(tuple(term["only"])):
+        return []
+    bad = [b for b in term["avoid"] if b in text]
+    for word in term.get("avoid_word", []):  # alone, not inside a name: api_key, key=..., `key`
+        if re.search(rf"(?<![A-Za-z_`]){word}(?![A-Za-z_`=])", text):
+            bad.append(word)
+    return bad
+
+
 @pytest.mark.parametrize("term", TERMS, ids=lambda t: t["en"])
 def test_one_chinese_word_per_idea(term):
     found = [
         f"{where}: {bad!r} (use {term['zh']!r})"
         for where, text in chinese_texts().items()
-        for bad in term["avoid"]
-        if bad in text
+        for bad in misused(term, where, text)
     ]
     assert not found, "\n".join(found)
+
+
+def test_a_word_to_avoid_is_found_alone_but_not_inside_a_name():
+    key = next(t for t in TERMS if t["zh"] == "密钥")
+    assert misused(key, "notebooks/zh/03_x.ipynb c1", "设置了 key 时") == ["key"]
+    assert (
+        misused(key, "notebooks/zh/03_x.ipynb c1", 'Anthropic(api_key="t"); max(xs, key=len)') == []
+    )
+    assert misused(key, "somewhere/else.md", "设置了 key 时") == []  # outside its "only"
 
 
 def test_the_seed_lessons_word_for_observation_is_used():

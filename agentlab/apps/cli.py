@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from agentlab.i18n import t
 
@@ -19,15 +19,25 @@ __all__ = ["main"]
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(t("cli.not_positive", value=text))
     return value
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line that names the help to read (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, t("cli.usage_error", prog=self.prog, message=message) + "\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="agentlab", description=t("cli.help.about"))
-    sub = p.add_subparsers(dest="command", required=True)
+    p = Parser(prog="agentlab", description=t("cli.help.about"))
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
     run = sub.add_parser("run", help=t("cli.help.run"))
     run.add_argument("task", help=t("cli.help.task"))
     run.add_argument("--max-turns", type=_positive, default=10, help=t("cli.help.max_turns"))
@@ -135,7 +145,7 @@ def _confirm(console: Any, read: Any = input) -> Any:
     """The terminal approval prompt: shows the exact command, asks until it understands."""
     from rich.text import Text
 
-    from agentlab.terminal import command_lines, has_hidden
+    from agentlab.terminal import command_lines, command_warnings
     from agentlab.tools.policy import Verdict, describe_call, read_answer
 
     def ask(call: Any) -> Verdict:
@@ -146,10 +156,9 @@ def _confirm(console: Any, read: Any = input) -> Any:
             console.print(Text(many, style="bold red"))
         for line in lines:
             console.print(Text("  │ ", style="yellow"), Text(line), sep="")
-        if has_hidden(command):
-            console.print(Text(t("cli.hidden"), style="bold red"))
-        if many:
-            console.print(Text(many, style="bold red"))
+        # hidden characters, long runs of spaces, many lines: the views show the same
+        for warning in command_warnings(command):
+            console.print(Text(warning, style="bold red"))
         while True:
             try:
                 answer = read(t("cli.prompt")).strip()
@@ -172,13 +181,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     from agentlab.errors import RequestError
-    from agentlab.fakeapi.offline import connect
+    from agentlab.fakeapi.offline import asks_by_default, connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
     from agentlab.loop import Interrupted
     from agentlab.stepper import AgentLoop
     from agentlab.tools import bash, bash_tool, make_workspace
-    from agentlab.tools.policy import asks_by_default
 
     console = Console(highlight=False, emoji=False)
     if args.lang:  # the language: --lang, else the task's own script, else the locale (LANG)
@@ -258,7 +266,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         choice = argv[argv.index("--lang") + 1]
         if choice in ("en", "zh"):
             set_language(choice)
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command is None:
+        print(t("cli.no_command"), file=sys.stderr)
+        return 2
+    if extra:  # named on the subcommand, so the line points at its own --help
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].error(t("cli.unknown_arguments", args=" ".join(extra)))
     if args.command == "run":
         return run(args)
     if args.command == "lessons":

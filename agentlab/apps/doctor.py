@@ -4,14 +4,14 @@
     agentlab doctor --json     # the same, as JSON (for a hub's start-up script)
 
 Each check says what it found and, when something is missing, the one
-command or setting that fixes it. Nothing here uses the network: the model
-line reports the configuration (offline demo, a key, or a base URL), it does
-not call the model.
+command or setting that fixes it. With no key and no base URL nothing here uses
+the network. With either, one cheap request (the model list, 5 s timeout, no
+retries) says whether the endpoint answers and whether it takes the key; the
+key itself is never printed.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -26,7 +26,9 @@ from agentlab.i18n import t
 
 __all__ = ["Check", "checks", "main"]
 
-DISTRIBUTION = "agent-loop-lab"  # the name on the package index; the import name is agentlab
+DISTRIBUTION = (
+    "agent-loop-lab"  # reserved on the package index for the release; import name: agentlab
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,34 @@ def _model() -> Check:
     return Check("model", True, found)
 
 
+def _endpoint() -> list[Check]:
+    """With a key or a base URL: does the endpoint answer, and does it take the key?"""
+    key, url = os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL")
+    if not key and not url:
+        return []  # the offline demo: nothing to reach
+    import anthropic
+
+    where = url or "https://api.anthropic.com"
+    client = anthropic.Anthropic(api_key=key or "none", base_url=url, timeout=5.0, max_retries=0)
+    try:
+        page = client.models.list(limit=5)
+    except anthropic.APIConnectionError as e:  # timeouts too
+        why = f"{type(e).__name__}: {e}"
+        return [Check("endpoint", False, t("doctor.endpoint.unreachable", url=where, why=why),
+                      t("doctor.fix.endpoint"))]  # fmt: skip
+    except anthropic.APIStatusError as e:
+        answered = Check("endpoint", True, t("doctor.endpoint.ok", url=where))
+        if e.status_code in (401, 403):
+            return [answered, Check("key", False, t("doctor.key.refused", status=e.status_code),
+                                    t("doctor.fix.key"))]  # fmt: skip
+        return [answered, Check("key", True, t("doctor.key.unknown", status=e.status_code))]
+    n = len(page.data)
+    return [
+        Check("endpoint", True, t("doctor.endpoint.ok", url=where)),
+        Check("key", True, t("doctor.key.ok", n=n)),
+    ]
+
+
 def _bash() -> Check:
     from agentlab.tools.shell import run_bash
 
@@ -69,6 +99,16 @@ def _bash() -> Check:
     ok = result.exit_code == 0 and "agentlab-ok" in result.output
     found = t("doctor.bash.ok") if ok else result.output.strip()[:200]
     return Check("bash", ok, found, "" if ok else t("doctor.fix.bash"))
+
+
+def _sandbox() -> Check:
+    """Whether model commands run under bubblewrap (Linux); not required, but said plainly."""
+    from agentlab.tools.shell import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem:
+        return Check("sandbox", False, problem, t("doctor.fix.sandbox"), required=False)
+    return Check("sandbox", True, t("doctor.sandbox.ok"), required=False)
 
 
 def _lab() -> Check:
@@ -105,19 +145,29 @@ def _lessons() -> Check:
 
     folder = source_dir()
     ok = (folder / FIRST_LESSON).is_file()
-    fix = "" if ok else t("doctor.fix.lessons", name=DISTRIBUTION)
+    fix = "" if ok else t("doctor.fix.lessons")
     return Check("lessons", ok, str(folder) if ok else t("doctor.lessons.missing"), fix)
 
 
-CHECKS: tuple[Callable[[], Check], ...] = (_version, _model, _bash, _lab, _cjk_font, _lessons)
+CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
+    _version,
+    _model,
+    _endpoint,
+    _bash,
+    _sandbox,
+    _lab,
+    _cjk_font,
+    _lessons,
+)
 
 
 def checks() -> list[Check]:
     """Run every check; one that crashes is reported as failed, never raised."""
-    out = []
+    out: list[Check] = []
     for fn in CHECKS:
         try:
-            out.append(fn())
+            found = fn()
+            out += found if isinstance(found, list) else [found]
         except Exception as e:  # a broken check must not hide the others
             name = fn.__name__.strip("_")
             out.append(Check(name, False, f"{type(e).__name__}: {e}", t("doctor.fix.report")))
@@ -125,9 +175,9 @@ def checks() -> list[Check]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="agentlab doctor", description=t("doctor.about"), add_help=True
-    )
+    from agentlab.apps.cli import Parser
+
+    parser = Parser(prog="agentlab doctor", description=t("doctor.about"))
     parser.add_argument("--json", action="store_true", help=t("doctor.json_help"))
     args = parser.parse_args(argv)
     results = checks()

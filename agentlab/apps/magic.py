@@ -75,7 +75,7 @@ from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
 from agentlab.loop import Event, Interrupted
 from agentlab.stepper import AgentLoop
-from agentlab.tools.policy import Verdict, asks_by_default, describe_call, read_answer
+from agentlab.tools.policy import Verdict, describe_call, read_answer
 
 __all__ = [
     "AgentMagics",
@@ -665,6 +665,8 @@ class AgentMagics(Magics):
             session.system = system
         # One rule (README, "Approval"): the offline demo runs tools unasked; a
         # real model asks before each tool unless --yes.
+        from agentlab.fakeapi.offline import asks_by_default
+
         confirm = args.confirm or (not args.yes and (self.confirm or asks_by_default(client)))
         mode = "text" if self.view == "text" else frontend(self.shell)
         if args.step and mode != "widgets":

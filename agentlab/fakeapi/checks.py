@@ -130,6 +130,7 @@ def check_request(
         errors.append("metadata: Input should be a valid dictionary")
     errors += _types(params)
     errors += _thinking(params, info)
+    errors += _output_config(params.get("output_config"))
     errors += _tool_choice(params, info)
     messages = params.get("messages")
     if "messages" in params:
@@ -153,19 +154,27 @@ def _fields(
     beta: bool,
     count_tokens: bool,
 ) -> list[str]:
-    sampling_ok = info is None or info.sampling
+    sampling = True if info is None else info.sampling
     if api_version >= STRICT_API_VERSION:
         allowed = known_fields(beta, count_tokens) | set(SDK_OPTIONS)
-        allowed |= set(SAMPLING) if sampling_ok else set()
+        allowed |= set(SAMPLING) if sampling is True else set()
         return [f"{key}: Extra inputs are not permitted" for key in params if key not in allowed]
-    # Older versions ignore unknown fields. A sampling parameter on a model that
-    # takes none is refused; the API's wording for this case is not public:
-    # this sentence is agentlab's.
-    return [
-        f"{key}: is not supported by {info.id}"
-        for key in SAMPLING
-        if key in params and info is not None and not sampling_ok
-    ]
+    # Older versions ignore unknown fields; sampling follows the model's row.
+    if sampling is True or info is None:
+        return []
+    if sampling == "default":
+        # The live API's 400 on opus-4-7/4-8, sonnet-5 and opus-5, as measured and
+        # reported publicly (2026-04 to 2026-08; sources in models.json "sampling"): the
+        # default `temperature` (1) is accepted, other values are refused with this text.
+        # top_p and top_k: no public measurement; agentlab refuses them with the same text.
+        return [
+            f"`{key}` is deprecated for this model."
+            for key in SAMPLING
+            if key in params and not (key == "temperature" and params[key] == 1)
+        ]
+    # A model that takes no sampling parameter at all; the API's wording for this case is
+    # not public: this sentence is agentlab's.
+    return [f"{key}: is not supported by {info.id}" for key in SAMPLING if key in params]
 
 
 # Top-level fields and the type each must have (the SDK's request TypedDicts), with
@@ -225,6 +234,20 @@ def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[
         # (the Sonnet 5.5 migration guide, checked 2026-11-30); the exact sentence is not public.
         accepted = " or ".join(f"'{k}'" for k in info.thinking)
         return [f"thinking.type: '{kind}' is not supported by {info.id}; use {accepted}"]
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if isinstance(budget, int) and not isinstance(budget, bool) and budget < 1024:
+            # Pydantic's wording with the API's location, as the live API answers it
+            # (extended-thinking docs: the minimum budget is 1,024 tokens).
+            return ["thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"]
+        max_tokens = params.get("max_tokens")
+        if isinstance(budget, int) and isinstance(max_tokens, int) and budget >= max_tokens:
+            # Extended-thinking docs: budget_tokens must be less than max_tokens. The exact
+            # sentence of the 400 is not public (agentlab's, after the docs' rule).
+            return [
+                "max_tokens must be greater than thinking.budget_tokens "
+                f"(max_tokens: {max_tokens}, budget_tokens: {budget})"
+            ]
     if "display" in thinking and thinking["display"] not in _DISPLAYS:
         # pydantic's wording for a literal, as the API's other field errors use it; the
         # API's sentence for this field is not public. "omitted" is confirmed for Sonnet
@@ -234,11 +257,48 @@ def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[
     return []
 
 
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+def _output_config(config: Any) -> list[str]:
+    """``output_config``: ``effort`` and a structured-output ``format`` (structured-outputs
+    docs: ``{"type": "json_schema", "schema": {...}}``; effort docs: low to max)."""
+    if config is None:
+        return []
+    if not isinstance(config, Mapping):
+        return ["output_config: Input should be a valid dictionary"]
+    errors = []
+    effort = config.get("effort")
+    if effort is not None and effort not in _EFFORTS:
+        # Pydantic's wording for a literal; not confirmed for this field.
+        words = ", ".join(f"'{e}'" for e in _EFFORTS[:-1]) + f" or '{_EFFORTS[-1]}'"
+        errors.append(f"output_config.effort: Input should be {words}")
+    fmt = config.get("format")
+    if fmt is None:
+        return errors
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind != "json_schema":
+        # Pydantic's wording for a tagged union (as the API's tool_choice error uses it);
+        # not confirmed for this field.
+        errors.append(
+            f"output_config.format: Input tag '{kind}' found using 'type' does not match any "
+            "of the expected tags: 'json_schema'"
+        )
+    elif not isinstance(fmt.get("schema"), Mapping):
+        errors.append("output_config.format.json_schema.schema: Field required")
+    return errors
+
+
 def _tool_choice(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
     choice = params.get("tool_choice")
     if choice is None:
         return []
-    kind = choice.get("type") if isinstance(choice, Mapping) else None
+    if not isinstance(choice, Mapping):
+        # Pydantic's wording for a tagged union given something that is not an object
+        # ("Input should be an object", its model_attributes_type / union_tag error), as
+        # reported for a string tool_choice (issue 23's transcript of the live API).
+        return ["tool_choice: Input should be an object"]
+    kind = choice.get("type")
     if kind not in ("auto", "any", "tool", "none"):
         # Pydantic's wording for a tagged union, as the API's other field errors use
         # it; not confirmed for this field.
@@ -315,11 +375,10 @@ def _history(
             kept.append(m)
             index.append(i)
         elif info is not None and info.system_messages and i == 0:
-            # The Sonnet 5.5 migration guide: as the first message, use the top-level
-            # `system` parameter; the exact sentence is not public (agentlab's).
+            # The live API's sentence, as issue reports quote it (2026-11); the Sonnet 5.5
+            # migration guide says the same: use the top-level `system` parameter.
             errors.append(
-                "messages.0: a `system` message cannot come first; put the system prompt "
-                "in the top-level `system` parameter"
+                "messages.0: use the top-level 'system' parameter for the initial system prompt"
             )
         elif info is None or not info.system_messages:
             errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
@@ -334,7 +393,8 @@ def _history(
             last = i == len(kept) - 1
             errors += [str(p) for p in check_at(i, kept[i - 1], kept[i], pending_ok=not last)]
     else:
-        problems = [str(p) for p in validate(as_dict(kept))]
+        # The prefix check is thinking.check's (it knows the model, system and tools).
+        problems = [str(p) for p in validate(as_dict(kept)) if p.rule != "thinking_prefix"]
         if len(kept) != len(messages):  # speak of the positions the sender used
             problems = [
                 re.sub(r"messages\.(\d+)", lambda m: f"messages.{index[int(m[1])]}", p)

@@ -143,3 +143,36 @@ def disobeys(data: Mapping[str, Any], body: Mapping[str, Any], n: int) -> str | 
 def output_tokens(content: list[dict[str, Any]]) -> int:
     """Estimated output tokens of a reply's content."""
     return max(1, math.ceil(sum(_size(b) for b in content) / CHARS_PER_TOKEN))
+
+
+def unfit(data: Mapping[str, Any], body: Mapping[str, Any], n: int) -> str | None:
+    """Why a scripted reply breaks the request's structured-output format, or None.
+
+    With ``output_config.format`` (a JSON schema), the API's final text is JSON that
+    fits the schema (structured-outputs docs, read 2026-12-01): a script whose
+    finished reply is not is wrong, like one that breaks ``tool_choice``. A reply that
+    calls a tool, was cut off, or refused is not checked (no final text yet).
+    """
+    from agentlab.fakeapi.demo import json_schema
+
+    schema = json_schema(body)
+    if schema is None or data.get("stop_reason") not in ("end_turn", "stop_sequence"):
+        return None
+    text = "".join(
+        str(b.get("text", "")) for b in data.get("content") or [] if b.get("type") == "text"
+    )
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return f"scripted reply {n}: the request asks for JSON (output_config.format), but the reply's text is not JSON: {text[:80]!r}"
+    import jsonschema  # type: ignore[import-untyped]  # installed with nbformat, which agentlab needs
+
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as e:
+        return (
+            f"scripted reply {n}: its JSON does not fit output_config.format's schema: {e.message}"
+        )
+    except jsonschema.SchemaError:
+        return None  # a schema the API would refuse; not the script's mistake
+    return None

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab.fakeapi import (
     controls,  # max_tokens, stop_sequences, tool_choice: as agentlab serve applies them
+    thinking,
 )
 from agentlab.fakeapi.checks import (  # the API's rules
     bad_request,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DemoClient",
     "ScriptError",
+    "asks_by_default",
     "ScriptedClient",
     "Threads",
     "bad_request",
@@ -342,6 +344,9 @@ class ScriptedClient:
             self.requests.append(params)
         else:
             self.requests.append(params)
+        dropped: list[dict[str, Any]] = []
+        if self.check and thinking.dropping(params):  # the model never sees the invalid blocks
+            params, dropped = thinking.drop_unbound(params)
         if callable(self._replies):
             item = self._replies(params)
         else:
@@ -361,6 +366,10 @@ class ScriptedClient:
             wrong = controls.disobeys(built.model_dump(mode="json"), params, self._index)
             if wrong:
                 raise ScriptError(wrong)
+        built = item if hasattr(item, "stop_reason") else make_message(item)
+        wrong = controls.unfit(built.model_dump(mode="json"), params, self._index)
+        if wrong:  # the script's text must fit output_config.format, as the API's does
+            raise ScriptError(wrong)
         if not hasattr(item, "stop_reason"):
             model = params.get("model")
             item = make_message(
@@ -370,7 +379,9 @@ class ScriptedClient:
                 model=model if isinstance(model, str) and model else DEMO_MODEL,
             )
             item = _controlled(item, params)
-            item = _signed(item, str(params.get("model") or ""))
+            item = _signed(item, params)
+        if dropped:
+            item.input_transformations = dropped  # see thinking.drop_unbound
         self._remember(item)
         return item
 
@@ -465,22 +476,21 @@ def _controlled(message: Message, params: Mapping[str, Any]) -> Message:
     return built
 
 
-def _signed(message: Message, model: str) -> Message:
+def _signed(message: Message, params: Mapping[str, Any]) -> Message:
     """A scripted reply's thinking blocks, signed as the requested model signs them
-    (a hand-written signature is a placeholder), so sending them back unchanged
-    passes the check the real API makes. A block already signed stays as it is."""
-    from agentlab.fakeapi import thinking
-
-    def fix(b: Any) -> Any:
-        if b.type != "thinking" or thinking.verify(model, b):
-            return b
-        shown = thinking.SHOWN if b.thinking else "omitted"
-        return b.model_copy(update={"signature": thinking.sign(model, b.thinking, shown)})
-
-    content = [fix(b) for b in message.content]
-    if all(a is b for a, b in zip(content, message.content)):
+    (a hand-written signature is a placeholder) and bound to the request's prefix
+    (preserved thinking), so sending them back unchanged passes the checks the real
+    API makes. A block already signed and bound so stays as it is."""
+    if not any(b.type == "thinking" for b in message.content):
         return message
-    return message.model_copy(update={"content": content})
+    content = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
+    bound = thinking.bind(content, params)
+    if bound == content:
+        return message
+    data = message.model_dump(mode="json", exclude_none=True)
+    built = type(message).model_validate({**data, "content": bound, "stop_reason": "end_turn"})
+    built.stop_reason = message.stop_reason  # kept as it came (see make_message)
+    return built
 
 
 def stream_of(message: Message) -> Any:
@@ -516,6 +526,22 @@ class DemoClient(ScriptedClient):
 
     def __init__(self, *, check: bool = True, any_model: bool = False):
         super().__init__(demo_reply, check=check, any_model=any_model)
+
+
+def asks_by_default(client: Any) -> bool:
+    """The one approval default: ask before each tool unless the model is offline.
+
+    agentlab's offline clients (the demo model, scripted and replayed ones)
+    run tools unasked; anything else (the real SDK, with a key or a base URL,
+    or a client we do not know) is asked about. ``agentlab run`` and
+    ``%%agent`` follow this unless told ``--yes``. It lives here, beside
+    ``connect()``, because only the emulator knows its own clients.
+    """
+    from agentlab.fakeapi.recording import RecordingClient, ReplayClient
+
+    while isinstance(client, RecordingClient):
+        client = client.client
+    return not isinstance(client, (ScriptedClient, ReplayClient))
 
 
 def connect(offline: bool = False, *, model: str | None = None, quiet: bool = False) -> Any:

@@ -39,17 +39,28 @@ def bash_tool(
     workspace: bool = False,
     timeout: float = 30,
     max_output: int = 30_000,
+    network: bool = False,
+    sandbox: bool | None = None,
 ) -> Tool:
     """A bash tool with its own limits.
 
     ``cwd`` names the folder commands run in (default: the current one, as in
     the lesson); ``workspace=True`` makes a fresh temporary folder instead,
-    which is what we recommend for a class.
+    which is what we recommend for a class. On Linux with bubblewrap each
+    command runs in a sandbox where only that folder is writable; it has no
+    network unless ``network=True`` (see ``agentlab.tools.shell``).
     """
     folder = make_workspace() if workspace else cwd
 
     def run(command: str) -> Any:
-        return run_bash(command, timeout=timeout, cwd=folder, max_output=max_output)
+        return run_bash(
+            command,
+            timeout=timeout,
+            cwd=folder,
+            max_output=max_output,
+            sandbox=sandbox,
+            network=network,
+        )
 
     return Tool("bash", BASH_DESCRIPTION, dict(BASH_INPUT_SCHEMA), run)
 

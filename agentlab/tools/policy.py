@@ -8,14 +8,17 @@ model can adapt.
 
 ``Policy`` is a ready-made ``approve``: a mode (``auto``, ``confirm``,
 ``deny``) plus allow/ask/deny patterns, checked deny -> ask -> allow, first
-match wins. An allow pattern approves a shell command only when *every*
-simple command in it matches an allow pattern and nothing in it expands,
-redirects or groups (``$(...)``, backticks, ``$VAR``, ``>``, ``<(...)``,
-``( )``, ``{ }``, ``if``, ``VAR=value cmd``): ``allow=["ls*"]`` approves
-``ls -la`` but asks about ``ls; curl x | sh``, ``ls $(rm x)`` and ``ls > f``.
-Commands are split with the standard library's ``shlex`` (see
-``split_commands``). Deny and ask patterns are a convenience, not a wall: a
-command can always be spelt so that no pattern sees it (``r''m -rf /``).
+match wins. Commands are read as bash reads them, with a real bash grammar
+(tree-sitter-bash, see ``split_commands``). An allow pattern approves a shell
+command only when the parser shows it is *one plain simple command*: no
+``;``, ``&&``, ``|``, ``&``, newline, comment, control character, backslash,
+``$``-expansion, backticks, redirection, group or ``VAR=value`` prefix, and
+nothing the parser cannot read. ``allow=["ls*"]`` approves ``ls -la`` but asks
+about ``ls; curl x | sh``, ``ls #'<newline>touch x<newline>#'`` and ``ls > f``.
+Deny and ask patterns are matched against every simple command inside
+(``$(...)`` and ``if`` bodies included), but they are a convenience, not a
+wall: a command can always be spelt so that no pattern sees it
+(``/bin/rm``, ``$(echo rm)``).
 
 ``lesson_blocklist`` is the lesson's substring check. It is a teaching aid,
 NOT security: ``rm -r -f /`` slips past a check for ``rm -rf /``. Real limits
@@ -26,19 +29,20 @@ asking a person (``confirm``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
-import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from agentlab.terminal import has_hidden
 
 __all__ = [
     "Commands",
     "Policy",
     "Verdict",
     "as_verdict",
-    "asks_by_default",
     "describe_call",
     "lesson_blocklist",
     "read_answer",
@@ -130,52 +134,102 @@ class Commands:
     problem: str = ""  # why an allow pattern cannot approve it ("" if it can)
 
 
-# Words bash reads as the start of a compound command (or a negation).
-_RESERVED = {
-    "!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac",
-    "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while",
-}  # fmt: skip
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[.*\])?\+?=")
-_OPERATORS = ";&|<>()\n"
+# Argument nodes tree-sitter-bash gives a plain word: no expansion, substitution,
+# redirection or assignment can hide in them.
+_PLAIN = {"word", "raw_string", "string", "string_content", "concatenation", "number", '"'}
+# Characters between which a command may start, to bash or to a parser that reads
+# less than bash does (``ls#; rm x`` is two commands to bash, one comment to some).
+_SEPARATORS = re.compile(r"[;&|\n\r()`{}]|\$\(|<\(|>\(")
+
+
+@functools.cache
+def _bash() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Language(tree_sitter_bash.language())
+
+
+def _parse(command: str) -> Any:
+    """The tree-sitter-bash syntax tree of ``command`` (its root node)."""
+    import tree_sitter
+
+    return tree_sitter.Parser(_bash()).parse(command.encode("utf-8", "surrogatepass")).root_node
+
+
+def _text(node: Any) -> str:
+    return str(node.text.decode("utf-8", "replace"))
+
+
+def _value(node: Any) -> str:
+    """What bash makes of one word, as far as it is literal: quotes and escapes removed."""
+    if node.type == "raw_string":
+        return _text(node)[1:-1]
+    if node.type in ("string", "concatenation", "command_name"):
+        return "".join(_value(c) for c in node.children if c.type != '"')
+    if node.type in ("word", "string_content"):
+        return re.sub(r"\\(.)", r"\1", _text(node), flags=re.S)
+    return _text(node)
+
+
+def _simple_commands(node: Any) -> Iterator[Any]:
+    """Every simple command in the tree, at any depth ($(...), subshells, if bodies...)."""
+    if node.type == "command":
+        yield node
+    for child in node.children:
+        yield from _simple_commands(child)
+
+
+def _is_plain(node: Any) -> bool:
+    return node.type in _PLAIN and all(_is_plain(c) for c in node.children)
+
+
+def _problem(command: str, root: Any) -> str:
+    """Why ``command`` is not one plain simple command ("" if it is one)."""
+    if root.has_error:
+        return "the shell parser cannot read it"
+    if "\n" in command or "\r" in command:
+        return "it has several lines"
+    if has_hidden(command):
+        return "it has control or invisible characters"
+    if "\\" in command:
+        return "it has a backslash escape"
+    if len(root.children) != 1 or root.children[0].type != "command":
+        kinds = {c.type for c in root.children}
+        if "comment" in kinds:
+            return "it has a comment"
+        return "it is not one simple command (a list, pipeline, redirection or compound)"
+    name, *args = root.children[0].children
+    if name.type != "command_name" or not all(_is_plain(c) for c in name.children):
+        return f"it starts with {_text(name)!r}"
+    for arg in args:
+        if not _is_plain(arg):
+            return f"it expands, substitutes or redirects ({_text(arg)!r})"
+    return ""
 
 
 def split_commands(command: str) -> Commands:
-    """Split a shell command at ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines.
+    """The simple commands in ``command`` as bash reads them, and why an allow
+    pattern cannot approve it.
 
-    We use ``shlex`` (standard library, with ``punctuation_chars``) rather
-    than ``bashlex``: bashlex parses more of bash, but it is GPL-licensed and
-    we only need one answer, "is this a list of plain commands?", which can
-    be given conservatively. shlex removes quotes, so ``';'`` looks like a
-    separator and ``'$x'`` like an expansion: such commands are asked about
-    although they are harmless. The reverse never happens: shlex never sees
-    fewer commands or expansions than bash does. (``#`` is not read as a
-    comment, for the same reason: ``ls#; rm x`` is two commands to bash.)
+    The command is parsed with a real bash grammar (tree-sitter-bash). Each
+    simple command, wherever it is (after ``;``, in a pipeline, inside
+    ``$(...)`` or an ``if``), becomes its words with quotes and escapes
+    removed, joined by single spaces: ``r''m -rf x`` is ``rm -rf x``.
+    ``problem`` is "" only for one plain simple command: no list, pipeline,
+    comment, newline, control character, backslash, assignment, expansion,
+    substitution or redirection, and nothing the parser could not read.
     """
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=_OPERATORS)
-    lexer.whitespace = " \t"  # a newline separates commands, as in bash
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError as e:  # an unclosed quote or a trailing backslash
-        return Commands([], f"cannot be split ({e})")
-    commands: list[list[str]] = [[]]
-    problem = ""
-    for token in tokens:
-        if token and set(token) <= set(_OPERATORS):
-            if set(token) <= set(";&|\n"):  # a separator or a pipe
-                commands.append([])
-                continue
-            problem = problem or f"it redirects or groups ({token.strip()!r})"
-        elif "$" in token or "`" in token:
-            problem = problem or "it expands or substitutes ($ or `)"
-        elif not commands[-1] and (token in _RESERVED or _ASSIGNMENT.match(token)):
-            problem = problem or f"it starts with {token!r}"
-        commands[-1].append(token)
-    words = [" ".join(c) for c in commands if c]
-    if not words:
-        problem = problem or "there is no command in it"
+    root = _parse(command)
+    words = [" ".join(_value(c) for c in node.children) for node in _simple_commands(root)]
+    problem = _problem(command, root) if command.strip() else "there is no command in it"
     return Commands(words, problem)
+
+
+def _candidates(text: str, parts: Commands) -> list[str]:
+    """Everything deny and ask patterns are matched against (see ``Policy``)."""
+    pieces = [p.strip() for p in _SEPARATORS.split(text)]
+    return [text, *parts.commands, *(p for p in pieces if p)]
 
 
 def _matches(patterns: Iterable[str], text: str) -> str | None:
@@ -193,13 +247,12 @@ class Policy:
     for bash, or ``name(json-input)`` for other tools: ``"ls"``, ``"ls *"``,
     ``"git status*"`` (``"ls*"`` also matches ``lsof``).
     Order: ``deny`` patterns, then ``ask``, then ``allow``; the first match
-    wins. ``deny`` and ``ask`` match the whole command or any simple command
-    in it. ``allow`` approves only a command whose every simple command is
-    matched and in which nothing expands, redirects or groups (see
-    ``split_commands``); an allow pattern trusts the arguments it matches
-    (``"find *"`` allows ``find . -delete``). With no match the mode
-    decides: ``auto`` runs, ``deny`` refuses, ``confirm`` asks
-    ``ask_user(call) -> bool | str | Verdict``.
+    wins. ``deny`` and ``ask`` match the whole command, every simple command
+    in it and every piece between separator characters. ``allow`` approves
+    only one plain simple command (see ``split_commands``); an allow pattern
+    trusts the arguments it matches (``"find *"`` allows ``find . -delete``).
+    With no match the mode decides: ``auto`` runs, ``deny`` refuses,
+    ``confirm`` asks ``ask_user(call) -> bool | str | Verdict``.
     """
 
     mode: Mode = "auto"
@@ -214,14 +267,19 @@ class Policy:
 
     def __call__(self, call: Any) -> Verdict:
         text = describe_call(call)
-        parts = split_commands(text) if _is_command(call) else Commands([text])
-        texts = [text, *parts.commands]
+        shell = _is_command(call)
+        parts = split_commands(text) if shell else Commands([text])
+        texts = _candidates(text, parts) if shell else [text]
         for t in texts:
             if p := _matches(self.deny, t):
                 return Verdict.deny(f"matches the deny pattern {p!r}", by="policy")
         if any(_matches(self.ask, t) for t in texts):
             return self._ask(call)
-        if not parts.problem and all(_matches(self.allow, c) for c in parts.commands):
+        if (
+            not parts.problem
+            and len(parts.commands) == 1
+            and _matches(self.allow, parts.commands[0])
+        ):
             return Verdict.approve()
         if self.mode == "auto":
             return Verdict.approve()
@@ -235,22 +293,6 @@ class Policy:
                 "approval needed, but nobody was asked (no ask_user callback)", by="policy"
             )
         return as_verdict(self.ask_user(call))
-
-
-def asks_by_default(client: Any) -> bool:
-    """The one approval default: ask before each tool unless the model is offline.
-
-    agentlab's offline clients (the demo model, scripted and replayed ones)
-    run tools unasked; anything else (the real SDK, with a key or a base URL,
-    or a client we do not know) is asked about. ``agentlab run`` and
-    ``%%agent`` follow this unless told ``--yes``.
-    """
-    from agentlab.fakeapi.offline import ScriptedClient
-    from agentlab.fakeapi.recording import RecordingClient, ReplayClient
-
-    while isinstance(client, RecordingClient):
-        client = client.client
-    return not isinstance(client, (ScriptedClient, ReplayClient))
 
 
 DANGEROUS = ("rm -rf /", "sudo", "shutdown", "reboot", "> /dev/")

@@ -26,13 +26,24 @@ with ``env``. ``run_bash`` is the same idea with those holes closed:
   process with CAP_SYS_PTRACE) still can; so can anything that runs when no
   command is running.
 
+On Linux, where bubblewrap (``bwrap``) is installed and user namespaces
+are allowed, each command also runs in a sandbox (``sandboxed``): its own
+PID namespace and ``/proc`` (the kernel and every other process are out of
+sight), the whole file system read-only except the folder it runs in and a
+private, empty ``/tmp``, the user's secrets and runtime folders hidden
+(Jupyter's runtime folder with the kernel connection files, ``~/.ssh``,
+``~/.config``, ``~/.gnupg``, keyrings, cloud credentials), no capabilities
+and no network unless ``network=True``. Where it cannot (macOS, Windows, no
+bwrap, namespaces refused) the limits above still apply, and a one-time
+notice says the sandbox is off (``sandbox_problem()`` says why).
+
 Failures come back as data (a ``BashResult`` the model can read), never as
 exceptions, except Ctrl-C, which stops the command and is raised again.
 The process-group kill is POSIX; on Windows (Git Bash) a simpler path runs.
 
-This is not a sandbox: the command can read and change any file you can
-(a ``.env`` file included). The real limits are these, a workspace folder
-(``make_workspace``) and asking before running (``agentlab.tools.policy``).
+Without the sandbox the command can read and change any file you can (a
+``.env`` file included). With it, it can still read whatever is not hidden
+and change anything in its folder.
 """
 
 from __future__ import annotations
@@ -61,9 +72,11 @@ __all__ = [
     "SAFE_ENV_KEYS",
     "BashResult",
     "Reaper",
+    "hidden_paths",
     "make_workspace",
     "reaping",
     "run_bash",
+    "sandbox_problem",
 ]
 
 BASH_DESCRIPTION = (
@@ -133,6 +146,7 @@ class BashResult:
     truncated: bool  # True if bytes were cut from the middle of the output
     duration: float  # seconds
     cwd: str  # the folder it ran in
+    sandboxed: bool = False  # True if it ran under bubblewrap (see sandbox_problem)
 
     def __str__(self) -> str:
         return self.output
@@ -153,6 +167,8 @@ def run_bash(
     cwd: str | os.PathLike[str] | None = None,
     max_output: int = 30_000,
     env: Mapping[str, str] | None = None,
+    sandbox: bool | None = None,
+    network: bool = False,
 ) -> BashResult:
     """Run ``command`` with ``bash -c`` and return what it printed, within limits.
 
@@ -160,6 +176,9 @@ def run_bash(
     lesson. ``max_output`` caps the output in bytes (half head, half tail).
     ``env`` adds variables to the small allow-listed environment; names that
     look secret (``*KEY*``, ``*TOKEN*``, ...) are dropped even there.
+    ``sandbox`` (default: the module's ``SANDBOX``, True) runs it under
+    bubblewrap where that works; ``network=True`` lets the sandboxed command
+    use the network (without the sandbox nothing stops it anyway).
     """
     if not 0 < timeout < float("inf") or max_output < 2:
         raise ValueError("timeout must be a positive number of seconds, max_output at least 2")
@@ -188,15 +207,25 @@ def run_bash(
             "(it includes Git Bash) or use WSL; elsewhere install bash with your package manager",
             where,
         )
+    argv = [bash, "-c", command]
+    child_env = _child_env(env)
+    sandboxed = False
+    if SANDBOX if sandbox is None else sandbox:
+        if sandbox_problem():
+            _notice_once()
+        else:
+            argv = _bwrap_argv(where, network) + argv
+            child_env["TMPDIR"] = "/tmp"  # the sandbox's own, empty and writable
+            sandboxed = True
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
     with _guarded() as reaper:  # may wait for another thread's command to finish
         start = time.monotonic()  # the timeout counts from here
         try:
             proc = subprocess.Popen(
-                [bash, "-c", command],
+                argv,
                 cwd=where,
-                env=_child_env(env),
+                env=child_env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,  # one stream, in the order it was printed
@@ -218,9 +247,8 @@ def run_bash(
         text = f"(no output, exit {exit_code})"
     elif exit_code != 0:
         text = _add_line(text, f"(exit code {exit_code})")
-    return BashResult(
-        text, exit_code, why == "timeout", out.cut > 0, time.monotonic() - start, where
-    )
+    duration = time.monotonic() - start
+    return BashResult(text, exit_code, why == "timeout", out.cut > 0, duration, where, sandboxed)
 
 
 def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -229,6 +257,137 @@ def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     env.update(_NON_INTERACTIVE_ENV)
     env.update(extra or {})
     return {k: v for k, v in env.items() if not _SECRET_NAME.search(k)}
+
+
+# ---------------------------------------------------------------------------
+# Linux: the sandbox (bubblewrap)
+# ---------------------------------------------------------------------------
+
+SANDBOX = True  # run commands under bubblewrap where it works; tests turn it off
+BWRAP = "bwrap"  # the program; https://github.com/containers/bubblewrap
+
+# Folders and files under $HOME a command never needs and must not read.
+_HOME_SECRETS = (
+    ".ssh", ".gnupg", ".config", ".local/share/keyrings", ".local/share/jupyter/runtime",
+    ".anthropic", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".pypirc", ".npmrc", ".bash_history", ".python_history", ".ipython",
+)  # fmt: skip
+
+
+def _bwrap_base(network: bool) -> list[str]:
+    """bwrap's options that do not depend on the folder: namespaces, /proc, /dev, /tmp."""
+    return [
+        BWRAP,
+        "--ro-bind", "/", "/",  # everything read-only...
+        "--dev", "/dev",  # a minimal /dev (null, zero, random, tty, shm)
+        "--proc", "/proc",  # the new PID namespace's own /proc: no kernel in it
+        "--tmpfs", "/tmp",  # a private, empty /tmp
+        # Its own PIDs and System V IPC, and no network (only its own loopback).
+        # (UTS and cgroup namespaces would add about a third to the start-up
+        # and guard nothing here; unprivileged, bwrap makes a user namespace too.)
+        "--unshare-pid", "--unshare-ipc",
+        *([] if network else ["--unshare-net"]),
+        "--die-with-parent",  # if we are killed, so is everything inside
+        "--new-session",  # no terminal to type into (TIOCSTI)
+        "--cap-drop", "ALL",
+    ]  # fmt: skip
+
+
+def _kernel_files() -> list[str]:
+    """The connection file named on our own command line (``-f FILE``: a Jupyter kernel)."""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            args = f.read().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return []
+    found = [b for a, b in zip(args, args[1:]) if a == "-f"]
+    found += [a.split("=", 1)[1] for a in args if a.startswith(("--f=", "-f="))]
+    return found
+
+
+@functools.cache
+def _jupyter_runtime_dir() -> str | None:
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:
+        return None
+    return str(jupyter_runtime_dir())
+
+
+def hidden_paths() -> list[str]:
+    """What the sandbox hides: secrets and runtime folders, as real paths that exist.
+
+    Jupyter's runtime folder (``jupyter --runtime-dir``, ``$JUPYTER_RUNTIME_DIR``,
+    ``~/.local/share/jupyter/runtime``) and our own kernel's connection file,
+    ``$XDG_RUNTIME_DIR`` (``/run/user/UID``: sockets, keyrings), and the
+    secrets under ``$HOME`` (``_HOME_SECRETS``).
+    """
+    home = os.path.expanduser("~")
+    paths = [os.path.join(home, name) for name in _HOME_SECRETS]
+    paths += [os.environ.get("JUPYTER_RUNTIME_DIR", ""), os.environ.get("XDG_RUNTIME_DIR", "")]
+    paths += [_jupyter_runtime_dir() or "", *_kernel_files()]
+    found: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path) if path else ""
+        if real and real != "/" and os.path.exists(real) and real not in found:
+            found.append(real)
+    return found
+
+
+def _bwrap_argv(where: str, network: bool) -> list[str]:
+    """The bwrap command line that runs a command in ``where`` (writable) and hides secrets."""
+    where = os.path.realpath(where)
+    argv = [*_bwrap_base(network), "--bind", where, where]
+    for path in hidden_paths():
+        if where == path or where.startswith(path.rstrip("/") + "/"):
+            continue  # the folder asked for is inside it: that choice wins
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]  # an empty folder in its place
+        else:
+            argv += ["--ro-bind", "/dev/null", path]  # an empty file in its place
+    return [*argv, "--chdir", where, "--"]
+
+
+@functools.cache
+def sandbox_problem() -> str:
+    """Why commands cannot run in the sandbox here, or "" if they can (asked once).
+
+    Tries ``bwrap ... true`` once: it fails where bwrap is missing or user
+    namespaces are refused (some containers, hardened kernels).
+    """
+    from agentlab.i18n import t
+
+    if sys.platform != "linux":
+        return t("bash.sandbox.not_linux", platform=sys.platform)
+    program = shutil.which(BWRAP)
+    if program is None:
+        return t("bash.sandbox.no_bwrap")
+    try:
+        tried = subprocess.run(
+            [*_bwrap_base(False), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return t("bash.sandbox.refused", why=str(e))
+    if tried.returncode != 0:
+        why = tried.stderr.decode("utf-8", "replace").strip() or f"exit {tried.returncode}"
+        return t("bash.sandbox.refused", why=why[:300])
+    return ""
+
+
+_noticed = False
+
+
+def _notice_once() -> None:
+    """Say once per process, on stderr, that commands run without the sandbox."""
+    global _noticed
+    if not _noticed:
+        from agentlab.i18n import t
+
+        _noticed = True
+        print(t("bash.sandbox.off", why=sandbox_problem()), file=sys.stderr)
 
 
 class _Capped:

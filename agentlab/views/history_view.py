@@ -100,6 +100,8 @@ class HistoryView(W.VBox):
             *script,
         )
         self.selected: str | None = None  # the pinned pair's tool_use id
+        self.fresh: int | None = None  # the card the last stage added (see ``mark``)
+        self.mark_appends = False  # a LoopView's: each appended card is marked as it comes
         self._clear()
         self.rebuild()
         if self.loop is not None:
@@ -155,6 +157,18 @@ class HistoryView(W.VBox):
         self._flush()
         self._show_summary()
 
+    def mark(self, index: int | None) -> None:
+        """Mark the card ``messages[index]`` as what the last stage added (a ring and
+        a "just added" tag); ``None``: no card (the stage added something else)."""
+        if index == self.fresh:
+            return
+        old, self.fresh = self.fresh, index
+        n = len(self._cards)
+        for i in (old, index):
+            if i is not None and i < n:
+                self._set(i, self._card(i, n))
+        self._flush()
+
     def select(self, tool_id: str | None) -> None:
         """Pin the highlight on one pair (its tool_use and its tool_result); None clears it."""
         pair = self._marks.pairs.get(str(tool_id)) if tool_id is not None else None
@@ -168,6 +182,10 @@ class HistoryView(W.VBox):
             key = str(use.get("id") if isinstance(use, dict) else getattr(use, "id", None))
             self._marks.runs[key] = event.data
         elif event.kind == "append":
+            if self.mark_appends:  # the new card is marked, the old one drawn again unmarked
+                old, self.fresh = self.fresh, event.data.get("index")
+                if old is not None and old < len(self._cards):
+                    self._set(old, self._card(old, len(self._cards)))
             if event.data.get("index") == len(self._cards):
                 self._add(len(self._cards))
                 self._flush()
@@ -185,6 +203,7 @@ class HistoryView(W.VBox):
         self._page_of: list[int] = []  # each card's page
         self._seen: list[Any] = []
         self._marks = Marks(runs_of(self.loop))
+        self.fresh = None
         self.select(None)
 
     def _add(self, i: int) -> None:
@@ -228,15 +247,20 @@ class HistoryView(W.VBox):
             self._slots.value = slots
 
     def _card(self, i: int, n: int) -> str:
-        return card_html(self.messages, i, self._marks, open=is_open(i, n))
+        return card_html(self.messages, i, self._marks, open=is_open(i, n), fresh=i == self.fresh)
 
     def _show_summary(self) -> None:
         n_problems = sum(len(v) for v in self._marks.problems.values())
         self._summary.value = summary_html(len(self._cards), len(self._marks.pairs), n_problems)
 
     # -- display --------------------------------------------------------------------
+    def drawn_html(self) -> str:
+        """What the view draws now, as one HTML string: its summary line and every card
+        (a LoopView's snapshot is made of it)."""
+        return f"{self._slots.value}{self._summary.value}{''.join(self._cards)}"
+
     def _repr_html_(self) -> str:
-        return transcript_html(self.messages, runs=self._marks.runs)
+        return transcript_html(self.messages, runs=self._marks.runs, fresh=self.fresh)
 
     def __repr__(self) -> str:
         return f"HistoryView(messages={len(self._cards)}, pairs={len(self._marks.pairs)})"

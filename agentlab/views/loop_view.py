@@ -60,8 +60,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -72,9 +74,10 @@ from typing import Any
 import ipywidgets as W
 
 from agentlab.errors import RequestError
-from agentlab.history import HistoryError, as_dict
+from agentlab.history import HistoryError, as_dict, blocks
 from agentlab.i18n import t
 from agentlab.loop import Event
+from agentlab.terminal import command_warnings, has_hidden
 from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
 from agentlab.views.base import dispose
 from agentlab.views.diagram import diagram_svg
@@ -88,8 +91,8 @@ from agentlab.views.render import (
     ended_text,
     error_html,
     escape,
+    fresh_tag,
     oneline,
-    pairing_table_html,
     role_of,
     runs_of,
     section,
@@ -97,7 +100,6 @@ from agentlab.views.render import (
     tn,
     tokens_html,
     totals_html,
-    transcript_html,
 )
 
 __all__ = ["LoopView"]
@@ -108,6 +110,24 @@ LIMITED = ("turn_limit", "budget")  # endings a person can lift with Continue
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _preload(module: str) -> None:
+    """Import ``module`` in a background thread, unless it is imported already."""
+    if module in sys.modules:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the first request imports it again, and says why
+            importlib.import_module(module)
+
+    # not a daemon: a process that ends mid-import would abort; it waits for the import instead
+    threading.Thread(target=load, name="agentlab-preload").start()
+
+
+def _kinds(message: Any, kind: str) -> int:
+    """How many blocks of type ``kind`` a message dict holds."""
+    return sum(1 for b in blocks(message) if b.get("type") == kind)
 
 
 class _Ticker:
@@ -162,9 +182,11 @@ class LoopView(W.VBox):
 
     def __init__(self, loop: Any, *, confirm: bool | None = None) -> None:
         super().__init__()
-        # The offline clients load the SDK on their first request (about a second):
-        # load it with the view, so the first click is as quick as the others.
-        import anthropic.types  # noqa: F401
+        # The offline clients load the SDK on their first request (one to three seconds):
+        # load it in the background while the view is drawn, so that neither the first
+        # picture nor the first click waits for it (a click that comes sooner waits for
+        # the import to finish, as Python's import lock makes it).
+        _preload("anthropic.types")
 
         self.loop = loop
         self.add_class("al-root")
@@ -177,12 +199,14 @@ class LoopView(W.VBox):
         # what Continue adds to a limit the loop reached
         self._limits = (loop.max_turns, loop.max_total_tokens, loop.max_cost)
         self.history = HistoryView(loop)
+        self.history.mark_appends = True  # the card a stage appends is marked "just added"
         self.pairings = PairingView(loop)
 
         # header: title, turn counter, status line
         self.title = W.HTML(f'<div class="al-title">{escape(t("view.loop.title"))}</div>')
         self.turn_label = W.HTML()
         self.status = W.HTML()
+        self.did = W.HTML()  # what the last stage did, in one line
         # controls
         self.next_button = _button("view.button.next", "step-forward", "primary")
         self.turn_button = _button("view.button.turn", "forward")
@@ -290,12 +314,14 @@ class LoopView(W.VBox):
             [self.diagram, self.about, self.decision, self.tokens],
             layout=W.Layout(flex="0 1 420px", min_width="0"),
         )
-        history_title = W.HTML(f'<div class="al-section">{escape(t("view.history.title"))}</div>')
+        self.history_title = W.HTML(
+            f'<div class="al-section">{escape(t("view.history.title"))}</div>'
+        )
         right = W.VBox(
             [
                 self.stream_box,
                 self.results_box,
-                history_title,
+                self.history_title,
                 self.history,
                 self.ask_row,
                 self.pairings,
@@ -315,6 +341,7 @@ class LoopView(W.VBox):
             controls,
             keys,
             self.status,
+            self.did,
             self.approval,
             self.ended_box,
             self.error,
@@ -332,6 +359,7 @@ class LoopView(W.VBox):
         self._streamed = ""
         self._activity = ""
         self._note = ""  # the status line when idle: stopped, interrupted, failed ...
+        self._fresh = ""  # what the last stage added outside the history: "decision", "results"
         self._ticker = _Ticker(self._show_elapsed)
         self._in_stage = False  # a stage is running on the main thread, interruptible
         self._main_loop: asyncio.AbstractEventLoop | None = None  # the kernel's, if made in a cell
@@ -439,7 +467,10 @@ class LoopView(W.VBox):
         The text also appears in a box under the button (select it and copy by
         hand if the browser refused the clipboard). Returns the JSON."""
         # SDK blocks (response.content appended as it came) as the JSON objects the SDK sends
-        data = json.dumps(as_dict(self.loop.messages), ensure_ascii=False, indent=1, default=str)
+        from agentlab.secrets import redact  # keys become [REDACTED:NAME], as in save()
+
+        clean = redact(as_dict(self.loop.messages), self.loop.client)
+        data = json.dumps(clean, ensure_ascii=False, indent=1, default=str)
         literal = json.dumps(data).replace("</", "<\\/")  # a JS string: no text of ours runs
         code = f"navigator.clipboard && navigator.clipboard.writeText({literal});"
         note = tn("view.copy.done", len(self.loop.messages), size=f"{len(data) / 1000:.1f} kB")
@@ -600,10 +631,13 @@ class LoopView(W.VBox):
             verdicts = self._verdicts
             loop.approve = lambda use: verdicts[str(_get(use, "id"))]
         self._activity = t(f"stage.{stage}")
+        before = (len(loop.messages), len(loop.audit))
+        self.did.value, self._fresh = "", ""
         self._ticker.start()
         try:
             with self._interruptible():
                 loop.step()
+            self._show_did(stage, *before)
             return True
         except KeyboardInterrupt:  # the kernel's interrupt, or Interrupted from a tool
             if loop.stage != "done":  # the loop did not record it: nothing changed
@@ -678,10 +712,15 @@ class LoopView(W.VBox):
         title = t("view.approval.title", k=done + 1, n=total, name=_get(use, "name"))
         data = _get(use, "input")
         as_json = json.dumps(data, ensure_ascii=False, indent=1)
-        warn = f'<div class="al-bad">{escape(problem)}</div>' if problem else ""
-        if shown(as_json) != as_json:  # bidi controls or zero-width characters
-            warn += f'<div class="al-bad">{escape(t("view.approval.hidden"))}</div>'
-        self.approval_info.value = f"<b>⚠ {escape(title)}</b>{block_html(block, pair)}{warn}"
+        # the terminal prompt's warnings: hidden characters, long runs of spaces, many lines
+        warnings = [problem] if problem else []
+        if isinstance(data, dict) and isinstance(data.get("command"), str):
+            warnings += command_warnings(data["command"])
+        elif has_hidden(as_json):
+            warnings.append(t("view.approval.hidden"))
+        warn = "".join(f'<div class="al-bad al-warning">⚠ {escape(w)}</div>' for w in warnings)
+        whole = block_html(block, pair, whole=True)  # all of it, in a box that scrolls
+        self.approval_info.value = f"<b>⚠ {escape(title)}</b>{warn}{whole}"
         if not problem:  # the edit box never holds a character that cannot be seen
             if isinstance(data, dict) and set(data) == {"command"}:
                 self.edit_input.value = shown(str(data["command"]))
@@ -720,13 +759,59 @@ class LoopView(W.VBox):
         elif kind == "append":
             self.results_box.value = ""
         elif kind == "reset":
-            self._note, self._streamed = "", ""
+            self._note, self._streamed, self._fresh = "", "", ""
+            self.did.value = ""
             for box in (self.error, self.results_box):
                 box.value = ""
             self.tokens.value = self._tokens_html()
             self.stream_box.layout.display = "none"
             self.approval.layout.display = "none"
             self._update()
+
+    def _show_did(self, stage: str, n_before: int, audit_before: int) -> None:
+        """After a stage: one plain line saying what it did, and which part it added
+        is marked (the new card, the decision, the results waiting to be appended)."""
+        loop = self.loop
+        did, fresh = "", ""
+        if stage == "request" and loop.stage == "decide":  # the reply is in the history
+            uses = _kinds(loop.messages[-1], "tool_use")
+            reply = (
+                tn("view.did.reply.tools", uses)
+                if uses
+                else t("view.did.reply.none", reason=loop.stop_reason)
+            )
+            sent = (tn("view.count.messages", n_before), tn("view.count.tools", len(loop.tools)))
+            did = t("view.did.request", messages=sent[0], tools=sent[1], reply=reply)
+        elif stage == "decide" and loop.decision is not None:
+            d = loop.decision
+            action = (
+                tn("view.did.decide.execute", len(d.tool_uses))
+                if d.action == "execute"
+                else t(f"view.action.{d.action}")
+            )
+            did, fresh = t("view.did.decide", reason=d.reason, action=action), "decision"
+        elif stage == "execute":
+            records = loop.audit[audit_before:]
+            ran = [a for a in records if a.get("verdict") in ("approved", "edited")]
+            denied = sum(1 for a in records if a.get("verdict") == "denied")
+            exits = [str(a["exit_code"]) for a in ran if a.get("exit_code") is not None]
+            errors = sum(1 for a in ran if a.get("exit_code") is None and a.get("is_error"))
+            how = [t("view.did.exit", codes=", ".join(exits))] if exits else []
+            how += [tn("view.did.errors", errors)] if errors else []
+            how += [tn("view.did.denied", denied)] if denied else []
+            seconds = sum(float(a.get("duration") or 0.0) for a in ran)
+            how_text = ", ".join(how) or t("view.status.ok")
+            did = tn("view.did.execute", len(ran), seconds=seconds, how=how_text)
+            fresh = "results"
+        elif stage == "append" and len(loop.messages) > n_before:
+            did = tn("view.did.append", _kinds(loop.messages[-1], "tool_result"))
+        if stage in ("decide", "execute"):
+            self.history.mark(None)  # the stage added nothing to the history
+        self._fresh = fresh
+        if did:
+            name, _, rest = did.partition(t("view.did.sep"))
+            rest_html = escape(t("view.did.sep") + rest) if rest else ""
+            self.did.value = f'<div class="al-did"><b>{escape(name)}</b>{rest_html}</div>'
 
     def _start_note(self) -> str:
         """What the loop does with the history it was given, while it has made no
@@ -746,8 +831,8 @@ class LoopView(W.VBox):
             if run and run.get("verdict") in ("edited", "denied"):
                 note = t(f"view.run.{run['verdict']}") + " · " + note
             parts.append(block_html(r, self.history.pair(key), note))
-        title = section(t("view.results.title"))
-        self.results_box.value = f'<div class="al-panel">{title}{"".join(parts)}</div>'
+        title = section(t("view.results.title")).replace("</div>", f" {fresh_tag()}</div>", 1)
+        self.results_box.value = f'<div class="al-panel al-fresh">{title}{"".join(parts)}</div>'
 
     # -- drawing ----------------------------------------------------------------------
     def _tokens_html(self) -> str:
@@ -793,7 +878,8 @@ class LoopView(W.VBox):
         if stage == "decide":  # the reply is in, not decided yet
             self.decision.value = decision_html(None, answered=str(loop.stop_reason))
         else:
-            self.decision.value = decision_html(loop.decision, note=self._start_note())
+            fresh = self._fresh == "decision"
+            self.decision.value = decision_html(loop.decision, note=self._start_note(), fresh=fresh)
         self.turn_label.value = f'<div class="al-status">{escape(self._turn_text())}</div>'
         if not self._busy:
             self.status.value = self._status_html()
@@ -813,22 +899,33 @@ class LoopView(W.VBox):
 
     # -- display ----------------------------------------------------------------------
     def _repr_html_(self) -> str:
-        loop = self.loop
-        runs = runs_of(loop)
-        left = (
-            f'<div class="al-left"><div class="al-diagram">{diagram_svg(loop.stage, ended=loop.ended)}</div>'
-            f"{decision_html(loop.decision, note=self._start_note())}{self._tokens_html()}</div>"
-        )
+        """The view as it is drawn now, as one HTML page (a saved notebook's picture).
+
+        Made of the very HTML the live widgets hold, panel by panel, so a snapshot
+        can never tell another story than the view: the status and what the last
+        stage did, an approval question or a limit reached, the diagram, the
+        decision, the tokens, the results waiting to be appended, the history's
+        cards and the pairs table. Only the buttons are left out."""
+
+        def panel(box: W.Widget, html: str, css: str) -> str:
+            return f'<div class="{css}">{html}</div>' if box.layout.display != "none" else ""
+
+        diagram = f'<div class="al-diagram">{self.diagram.value}</div>'
+        left = diagram + "".join(w.value for w in (self.about, self.decision, self.tokens))
         right = (
-            f'<div class="al-right">'
-            f"{transcript_html(loop.messages, with_style=False, with_pairs=False, runs=runs)}"
-            f"{pairing_table_html(loop.messages, loop.durations, runs)}</div>"
+            panel(self.stream_box, self.stream_box.value, "al-streambox")
+            + self.results_box.value
+            + self.history_title.value
+            + f'<div class="al-root">{self.history.drawn_html()}</div>'
+            + self.pairings.table.value
         )
-        title = escape(t("view.loop.title"))
         return (
-            f'{STYLE}<div class="al-root al-loop"><div class="al-title">{title}</div>'
-            f'<div class="al-status">{escape(self._turn_text())}</div>'
-            f'{self._status_html()}<div class="al-columns">{left}{right}</div></div>'
+            f'{STYLE}<div class="al-root al-loop">{self.title.value}{self.turn_label.value}'
+            f"{self.status.value}{self.did.value}"
+            f"{panel(self.approval, self.approval_info.value, 'al-approval')}"
+            f"{panel(self.ended_box, self.ended_info.value, 'al-ended')}{self.error.value}"
+            f'<div class="al-columns"><div class="al-left">{left}</div>'
+            f'<div class="al-right">{right}</div></div></div>'
         )
 
     def _replies(self, k: int) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 
 from agentlab.history import Pairing, Problem, blocks, check_at, pairings, result_text
 from agentlab.i18n import t
-from agentlab.terminal import _BIDI
+from agentlab.terminal import _BIDI, SPACES, visible
 
 __all__ = [
     "PALETTE",
@@ -46,6 +46,7 @@ __all__ = [
     "flags_html",
     "fold",
     "fold_markdown",
+    "fresh_tag",
     "markdown",
     "pairing_rows_html",
     "pairing_table",
@@ -61,6 +62,7 @@ __all__ = [
     "tokens_svg",
     "totals_html",
     "transcript_html",
+    "whole_input_html",
 ]
 
 # Pair colours: a tool_use and its tool_result share one. Badges darken them
@@ -199,6 +201,10 @@ table.al-pairs th{text-align:left;font-weight:600;color:var(--al-muted);
 table.al-pairs td{border-bottom:1px solid var(--al-border);padding:3px 8px;
  vertical-align:top;white-space:nowrap;text-align:left}
 table.al-pairs td.al-wrap{white-space:normal;overflow-wrap:anywhere}
+/* the input: the column that takes the room left, one line cut with "…"; a click opens it whole */
+table.al-pairs td.al-cut{width:100%;max-width:0;min-width:16ch}
+td.al-cut summary{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;cursor:pointer}
+td.al-cut details[open]>summary{white-space:pre-wrap;overflow-wrap:anywhere}
 table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,monospace)}
 .al-tablebox{overflow-x:auto;max-width:100%}
 /* an HTML widget's box may shrink below its content's width, so a wide table scrolls in
@@ -219,6 +225,14 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-approval{border:1px solid var(--al-wait);border-left-width:4px;border-radius:8px;padding:8px 12px;
  margin:8px 0;background:var(--al-bg)}
 .al-approval .al-code{max-height:16em;overflow:auto}  /* a long call scrolls; the buttons stay near */
+/* the pending command, whole: never folded, never wrapped (a run of spaces stays a run) */
+.al-approval pre.al-whole{white-space:pre;overflow:auto;overflow-wrap:normal;max-height:18em}
+.al-spaces{background:color-mix(in srgb,var(--al-wait) 22%,transparent);border-radius:2px}
+/* what the last stage added: a ring in the accent colour, and a tag */
+.al-fresh{box-shadow:0 0 0 2px color-mix(in srgb,var(--jp-brand-color1,#0969da) 55%,var(--al-fg))}
+.al-fresh-tag{color:var(--al-link);flex:none}
+.al-did{font-size:12px;margin:2px 0 0 0;color:var(--al-fg)}
+.al-did b{color:var(--al-link)}
 .al-stream{border:1px dashed var(--al-assistant);border-radius:8px;padding:6px 12px;margin:0 0 8px 0;
  white-space:pre-wrap}
 .al-status{font-size:12px;color:var(--al-muted)}
@@ -449,13 +463,19 @@ def _role_label(message: Any) -> str:
     return t(f"role.{role}")
 
 
-def card_head_html(index: int, message: Any, preview: str = "") -> str:
+def fresh_tag() -> str:
+    """The tag on what the last stage added (a card, the results, the decision)."""
+    tip = escape(t("view.fresh.tip"))
+    return f'<span class="al-tag al-fresh-tag" title="{tip}">{escape(t("view.fresh"))}</span>'
+
+
+def card_head_html(index: int, message: Any, preview: str = "", fresh: bool = False) -> str:
     role = role_of(message)
     more = f'<span class="al-preview">{escape(preview)}</span>' if preview else ""
     return (
         f'<summary class="al-head"><span class="al-role al-role-{role}">'
         f"{escape(_role_label(message))}</span>"
-        f'<span class="al-idx">messages[{index}]</span>{more}</summary>'
+        f'<span class="al-idx">messages[{index}]</span>{fresh_tag() if fresh else ""}{more}</summary>'
     )
 
 
@@ -475,6 +495,25 @@ def _tool_input(value: Any) -> str:
     if command is not None:
         return fold(command, prompt='<span class="al-prompt">$ </span>')
     return fold(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+_LONG_SPACES = re.compile(f"( {{{SPACES},}})")
+
+
+def whole_input_html(value: Any) -> str:
+    """A tool call's input all of it, for a person to approve: never folded, not
+    wrapped (a box that scrolls both ways), every control or invisible character
+    written out as an escape (``agentlab.terminal.visible``), long runs of spaces
+    marked."""
+    command = _command(value)
+    text = command if command is not None else json.dumps(value, ensure_ascii=False, indent=2)
+    parts = _LONG_SPACES.split(visible(text))
+    body = "".join(
+        f'<span class="al-spaces">{part}</span>' if k % 2 else escape(part)
+        for k, part in enumerate(parts)
+    )
+    prompt = '<span class="al-prompt">$ </span>' if command is not None else ""
+    return f'<pre class="al-code al-whole">{prompt}{body}</pre>'
 
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]+$")
@@ -573,6 +612,18 @@ def _ran_html(run: Mapping[str, Any] | None) -> str:
             f'<div class="al-ran"><span class="al-tag al-wait">{escape(t("view.run.edited"))}</span> '
             f"{escape(t('view.run.ran'))} <code>{escape(shown)}</code></div>"
         )
+    if verdict == "interrupted" and "duration" in run:  # it had started: say what, and for how long
+        tags = [("al-bad", t("view.run.stopped"))] + (
+            [("al-wait", t("view.run.edited"))] if run.get("edited") else []
+        )
+        marks = " ".join(f'<span class="al-tag {css}">{escape(tag)}</span>' for css, tag in tags)
+        command = _command(run.get("input"))
+        shown = command if command is not None else json.dumps(run.get("input"), default=str)
+        seconds = f"{float(run['duration']):.2f} s"
+        return (
+            f'<div class="al-ran">{marks} {escape(t("view.run.ran"))} <code>{escape(shown)}</code>'
+            f' <span class="al-muted">· {seconds}</span></div>'
+        )
     if verdict == "denied":
         reason = run.get("reason") or t("view.run.no_reason")
         return (
@@ -588,12 +639,14 @@ def block_html(
     note: str = "",
     badge: bool | None = True,
     run: Mapping[str, Any] | None = None,
+    whole: bool = False,
 ) -> str:
     """One content block. ``pair`` marks a tool_use/tool_result with its pair colour;
     ``note`` is a short status line (answered / waiting / answers ...).
     ``badge``: True for a clickable (pinning) badge, False for a plain one, None for none.
     ``run``: what the harness did with a tool_use (``verdict`` and ``input`` from the
-    loop's audit), shown when the call was edited or denied."""
+    loop's audit), shown when the call was edited or denied. ``whole``: a tool_use's
+    input all of it, unfolded (``whole_input_html``: an approval shows what it asks about)."""
     kind = block.get("type")
     if kind == "text":
         return fold_markdown(str(block.get("text", "")))
@@ -623,7 +676,8 @@ def block_html(
     if note:
         head.append(f'<span class="al-note">{escape(note)}</span>')
     if kind == "tool_use":
-        body = _tool_input(block.get("input")) + _ran_html(run)
+        shown = whole_input_html if whole else _tool_input
+        body = shown(block.get("input")) + _ran_html(run)
     else:
         body = _result_body(block.get("content"))
     return (
@@ -740,12 +794,15 @@ def preview(message: Any) -> str:
     return oneline(" · ".join(p for p in parts if p.strip()))
 
 
-def card_html(messages: Sequence[Any], i: int, marks: Marks, *, open: bool = True) -> str:
+def card_html(
+    messages: Sequence[Any], i: int, marks: Marks, *, open: bool = True, fresh: bool = False
+) -> str:
     """One message as a card (a ``<details>``: folded, it shows one line), with its
-    pairs marked and its problems flagged."""
+    pairs marked and its problems flagged. ``fresh``: the last stage added it (a
+    LoopView marks it, ``al-fresh``)."""
     message = messages[i]
     role = role_of(message)
-    parts = [card_head_html(i, message, preview(message))]
+    parts = [card_head_html(i, message, preview(message), fresh)]
     for b in blocks(message):
         if b.get("type") == "tool_use":
             key = str(b.get("id"))
@@ -760,7 +817,8 @@ def card_html(messages: Sequence[Any], i: int, marks: Marks, *, open: bool = Tru
     parts.append(flags_html(marks.problems.get(i, [])))
     flagged = bool(marks.problems.get(i))
     state = " open" if open or flagged else ""
-    return f'<details class="al-card al-card-{role}"{state}>{"".join(parts)}</details>'
+    css = f"al-card al-card-{role}" + (" al-fresh" if fresh else "")
+    return f'<details class="{css}"{state}>{"".join(parts)}</details>'
 
 
 def is_open(i: int, n: int) -> bool:
@@ -788,14 +846,18 @@ def transcript_html(
     with_pairs: bool = True,
     runs: Mapping[str, Mapping[str, Any]] | None = None,
     durations: Mapping[str, float] | None = None,
+    fresh: int | None = None,
 ) -> str:
     """A whole history as cards (earlier turns folded), plus its table of tool
-    pairs: what a saved notebook shows where widgets cannot run."""
+    pairs: what a saved notebook shows where widgets cannot run. ``fresh``: the
+    index of the card the last stage added, marked as such."""
     marks = Marks(runs)
     n = len(messages)
     for i in range(n):
         marks.add(messages, i)
-    cards = "".join(card_html(messages, i, marks, open=is_open(i, n)) for i in range(n))
+    cards = "".join(
+        card_html(messages, i, marks, open=is_open(i, n), fresh=i == fresh) for i in range(n)
+    )
     n_problems = sum(len(v) for v in marks.problems.values())
     table = pairing_table_html(messages, durations, runs) if with_pairs and marks.pairs else ""
     style = (STYLE if with_style else "") + slots_style(marks.slots)
@@ -810,6 +872,9 @@ def transcript_html(
 # --------------------------------------------------------------------------
 
 
+CELL_CHARS = 2000  # the pairs table's input cell: one line cut by CSS, the whole on a click
+
+
 def _summary(value: Any, limit: int = 70) -> str:
     command = _command(value)
     text = command if command is not None else json.dumps(value, ensure_ascii=False, default=str)
@@ -821,6 +886,8 @@ def _status(p: Pairing, n_messages: int, run: Mapping[str, Any] | None) -> tuple
         return "al-wait", t("view.status.pending")
     if run and run.get("verdict") == "denied":
         return "al-bad", "✗ " + t("view.run.denied")
+    if run and run.get("verdict") == "interrupted":
+        return "al-bad", "■ " + t("view.run.stopped")
     css = {"ok": "al-ok", "error": "al-bad", "missing": "al-bad"}.get(p.status, "")
     mark = {"ok": "✓ ", "error": "✗ ", "missing": "⚠ "}.get(p.status, "")
     return css, mark + t(f"view.status.{p.status}")
@@ -844,20 +911,23 @@ def pairing_rows_html(
         seconds = (durations or {}).get(p.id)
         denied = bool(run and run.get("verdict") == "denied")
         duration = f"{seconds:.2f} s" if seconds is not None and not denied else "—"
-        shown = escape(_summary(p.input))
-        if run and run.get("verdict") == "edited":
+        full = _summary(p.input, CELL_CHARS)
+        shown = escape(full)
+        edited = bool(run and (run.get("verdict") == "edited" or run.get("edited")))
+        if run and edited:
             tag = f'<span class="al-tag al-wait">{escape(t("view.run.edited"))}</span>'
-            asked = escape(t("view.run.asked", input=_summary(p.input)))
-            shown = (
-                f'{tag} {escape(_summary(run.get("input")))} <span class="al-muted">{asked}</span>'
-            )
+            ran = _summary(run.get("input"), CELL_CHARS)
+            asked = t("view.run.asked", input=full)
+            shown = f'{tag} {escape(ran)} <span class="al-muted">{escape(asked)}</span>'
+            full = f"{t('view.run.edited')} {ran} {asked}"
         pair = Pair(numbers[p.id], p.id)
         row = f'class="al-pair al-pair-{pair.number}" style="--al-pair:{pair.color}"'
         body.append(
             f"<tr {row}><td>{_badge(pair, pin=False)}</td><td>{int(p.turn)}</td>"
             f'<td class="al-mono" title="{escape(p.id)}">{escape(short_id(p.id))}</td>'
             f'<td class="al-mono">{escape(p.name)}</td>'
-            f'<td class="al-mono al-wrap">{shown}</td>'
+            f'<td class="al-mono al-cut"><details><summary title="{escape(full)}">{shown}'
+            "</summary></details></td>"
             f'<td class="{css}">{escape(status)}</td><td>{duration}</td></tr>'
         )
     return body
@@ -902,15 +972,20 @@ def ended_text(ended: str | None, stop_reason: str | None) -> str:
     return t("view.ended.other", why=t(f"view.ended.{ended}"))
 
 
-def decision_html(decision: Any, answered: str | None = None, note: str = "") -> str:
+def decision_html(
+    decision: Any, answered: str | None = None, note: str = "", fresh: bool = False
+) -> str:
     """The last Decision: stop reason, what the harness does, and why.
 
     ``answered``: the stop_reason of a reply that is in but not decided yet (the
     loop's next stage is decide), so the box never says the model has not answered.
     ``note``: what to say instead when no decision was made (a loop that started
     on a history ending with the model's turn says what it does with it).
+    ``fresh``: the decide stage has just made it (marked as what the stage added).
     """
     title = section(t("view.decision.title"))
+    if fresh:
+        title = title.replace("</div>", f" {fresh_tag()}</div>", 1)
     if decision is None:
         if note:
             text = note
@@ -925,8 +1000,9 @@ def decision_html(decision: Any, answered: str | None = None, note: str = "") ->
         f'<code>stop_reason = "{escape(decision.reason)}"</code> → '
         f'<b class="{css}">{escape(action)}</b>'
     )
+    css = "al-panel al-decision" + (" al-fresh" if fresh else "")
     return (
-        f'<div class="al-panel al-decision">{title}<div>{line}</div>'
+        f'<div class="{css}">{title}<div>{line}</div>'
         f'<div class="al-why al-muted">{escape(decision.explanation)}</div></div>'
     )
 

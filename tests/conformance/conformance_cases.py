@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentlab import models
+from agentlab.fakeapi import thinking as _thinking
+
 SONNET = "claude-sonnet-5-5"  # the default model: no prefill, no forced tool choice, no sampling
 HAIKU = "claude-haiku-4-5"  # an older model that accepts all three
 STRICT = "2026-10-21"  # what SDK 2.14 sends (anthropic/_constants.py)
@@ -34,6 +37,27 @@ TOOL_CHOICE = (
 )
 MODELS_API = "platform.claude.com/docs/en/api/models-list, checked 2026-11-30"
 SONNET_55 = "Sonnet 5.5 migration guide (platform.claude.com/docs), checked 2026-11-30"
+SONNET_5 = "claude-sonnet-5"
+PREFIX_CHECKS = (
+    "platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks, "
+    "checked 2026-12-01"
+)
+# The 400's sentence is quoted on this page; the docs add that it "may go on to say what
+# changed", and that continuation is not public (agentlab stops after the quoted text).
+BOUND = (
+    "platform.claude.com/docs/en/build-with-claude/preserved-thinking/"
+    "fix-bound-to-a-different-conversation, checked 2026-12-01"
+)
+SAMPLING = (
+    'live-API reports of "`temperature` is deprecated for this model.": '
+    "github.com/simstudioai/sim/pull/5328 (claude-sonnet-5, 2026-07-01), "
+    "github.com/dust-tt/dust/pull/27634 (claude-opus-4-8, only temperature 1 accepted, "
+    "2026-06-19); checked 2026-12-01"
+)
+EXTENDED_THINKING = (
+    "platform.claude.com/docs/en/build-with-claude/extended-thinking (budget_tokens: at least "
+    "1,024 and less than max_tokens), checked 2026-12-01"
+)
 UNKNOWN = "exact wording not public: agentlab's text; status and type as on " + ERRORS_PAGE
 
 USER = {"role": "user", "content": "hi"}
@@ -47,6 +71,35 @@ SYSTEM = {"role": "system", "content": "Be brief."}
 def req(model: str = SONNET, **fields: Any) -> dict[str, Any]:
     """A request body: one user message unless ``messages`` is given."""
     return {"model": model, "max_tokens": 200, "messages": [USER], **fields}
+
+
+def _thought(turns: int = 1) -> list[dict[str, Any]]:
+    """A history whose assistant turns start with a thinking block signed as the demo
+    server signs them: bound to the system prompt "Be brief.", [TOOL] and what came
+    before (preserved thinking)."""
+    messages: list[dict[str, Any]] = [USER]
+    for n in range(1, turns + 1):
+        asked = req(system="Be brief.", tools=[TOOL], messages=list(messages))
+        block = _thinking.make_block(SONNET, f"Step {n}: list the files.", "omitted", asked)
+        use, result = {**USE, "id": f"toolu_{n}"}, {**RESULT, "tool_use_id": f"toolu_{n}"}
+        messages += [{"role": "assistant", "content": [block, use]},
+                     {"role": "user", "content": [result]}]  # fmt: skip
+    return messages
+
+
+THOUGHT, THOUGHT2 = _thought(), _thought(2)
+MOVED = [
+    *THOUGHT2[:1],
+    {"role": "assistant", "content": THOUGHT2[1]["content"][1:]},
+    *THOUGHT2[2:],
+]  # fmt: skip  (the first turn's thinking block left out)
+EDITED = [{"role": "user", "content": "hi there"}, *THOUGHT[1:]]
+BOUND_400 = (
+    "{}: Invalid `signature` in `thinking` block. The block is bound to a different "
+    "conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` "
+    'to "drop_block".'
+)
+DROP = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
 
 
 @dataclass(frozen=True)
@@ -76,8 +129,10 @@ CASES = [
     Case("no anthropic-version header", req(), 400, "anthropic-version: header is required",
          "wording seen in public curl transcripts and issue reports; not on a docs page",
          version=None),
-    Case("an unknown model is a 404", req("claude-nope-1"), 404, "model: claude-nope-1",
-         ERRORS_PAGE + " (404 not_found_error); the text as in public reports"),
+    Case("an unknown model is a 404", req("claude-nope-1"), 404,
+         f"model: claude-nope-1 (this server accepts: {', '.join(models.ids())})",
+         ERRORS_PAGE + " (404 not_found_error); the text up to the name as in public "
+         "reports, the list of accepted names after it agentlab's"),
     Case("temperature under 2026-10-21", req(temperature=0.5), 400,
          "temperature: Extra inputs are not permitted", SONNET_55),
     Case("an unknown top-level field under 2026-10-21", req(colour="blue"), 400,
@@ -85,7 +140,8 @@ CASES = [
     Case("an unknown field under an older version is ignored", req(colour="blue"), 200, None,
          SONNET_55 + " (the strict check comes with 2026-10-21)", version=OLD),
     Case("temperature on Sonnet 5.5 under an older version", req(temperature=0.5), 400,
-         "temperature: is not supported by claude-sonnet-5-5", UNKNOWN, version=OLD),
+         "`temperature` is deprecated for this model.",
+         SAMPLING + " (extrapolated to Sonnet 5.5)", version=OLD),
     Case("temperature on Haiku 4.5 under an older version", req(HAIKU, temperature=0.5), 200,
          None, MESSAGES_REF, version=OLD),
     Case("assistant prefill on Sonnet 5.5",
@@ -130,8 +186,72 @@ CASES = [
          SONNET_55),
     Case("a system message first",
          req(messages=[{"role": "system", "content": "Be brief."}, USER]), 400,
-         "messages.0: a `system` message cannot come first; put the system prompt in the "
-         "top-level `system` parameter", SONNET_55 + "; " + UNKNOWN),
+         "messages.0: use the top-level 'system' parameter for the initial system prompt",
+         SONNET_55 + "; the sentence as the live API answers it (issue reports, 2026-11)"),
+    Case("a system message after a user turn on Sonnet 5",
+         req(SONNET_5, messages=[USER, SYSTEM]), 200, None,
+         "decided from the evidence: Claude Code 2.1 sends it to claude-sonnet-5; docs.rs "
+         "gproxy-transform claude_mid_conv_system (only models before Opus 4.8 refuse it); "
+         "apidog's Sonnet 5 vs 5.5 table says no (contested); checked 2026-12-01"),
+    # Preserved thinking: the prefix check.
+    Case("an append-only continuation keeps its thinking blocks valid",
+         req(system="Be brief.", tools=[TOOL], messages=THOUGHT), 200, None, PREFIX_CHECKS),
+    Case("a new system message at the end is append-only",
+         req(system="Be brief.", tools=[TOOL], messages=[*THOUGHT, SYSTEM]), 200, None,
+         PREFIX_CHECKS + " (put updates in a role system message at the end)"),
+    Case("a changed system prompt under a thinking block",
+         req(system="Be brief. Today is Tuesday.", tools=[TOOL], messages=THOUGHT), 400,
+         BOUND_400.format("messages.1.content.0"), BOUND),
+    Case("a changed tool list under a thinking block",
+         req(system="Be brief.", tools=[TOOL, {**TOOL, "name": "shell"}], messages=THOUGHT),
+         400, BOUND_400.format("messages.1.content.0"), BOUND),
+    Case("an edited earlier message under a thinking block",
+         req(system="Be brief.", tools=[TOOL], messages=EDITED), 400,
+         BOUND_400.format("messages.1.content.0"), BOUND),
+    Case("a thinking block between others left out",
+         req(system="Be brief.", tools=[TOOL], messages=MOVED), 400,
+         BOUND_400.format("messages.3.content.0"), PREFIX_CHECKS + "; " + BOUND),
+    Case("drop_block drops the invalid blocks instead",
+         req(system="Be brief. Today is Tuesday.", tools=[TOOL], messages=THOUGHT, thinking=DROP),
+         200, None, BOUND + " (the reply's input_transformations lists the dropped blocks; "
+         "the shape of its items is agentlab's, not public)",
+         check=lambda r: r["input_transformations"][0]["location"] == "messages.1.content.0"),
+    Case("a changed system prompt on a model without preserved thinking", req(
+        HAIKU, system="Other.", tools=[TOOL], messages=[USER, {"role": "assistant", "content": [
+            _thinking.make_block(HAIKU, "x", "summarized", req(HAIKU)), USE]},
+            {"role": "user", "content": [RESULT]}]), 200, None,
+         PREFIX_CHECKS + " (claude-haiku-4-5 is not in its supportedModels)"),
+    # Sampling by the evidence.
+    Case("the default temperature on Sonnet 5", req(SONNET_5, temperature=1), 200, None,
+         SAMPLING, version=OLD),
+    Case("another temperature on Sonnet 5", req(SONNET_5, temperature=0), 400,
+         "`temperature` is deprecated for this model.", SAMPLING, version=OLD),
+    Case("another temperature on Opus 4.8", req("claude-opus-4-8", temperature=0.2), 400,
+         "`temperature` is deprecated for this model.", SAMPLING, version=OLD),
+    Case("the default temperature on Sonnet 5.5 (llm-anthropic sends it)",
+         req(temperature=1), 200, None,
+         SAMPLING + " (extrapolated from Sonnet 5 and Opus 4.8: no measurement for Sonnet 5.5)",
+         version=OLD),
+    # Small shapes.
+    Case("tool_choice as a string", req(tools=[TOOL], tool_choice="auto"), 400,
+         "tool_choice: Input should be an object",
+         "pydantic's wording for a non-object (its model_type error), as the live API answers "
+         "a string tool_choice (issue 23's transcript); checked 2026-12-01"),
+    Case("a thinking budget under 1024", req(
+        HAIKU, thinking={"type": "enabled", "budget_tokens": 500}), 400,
+         "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+         EXTENDED_THINKING + "; the sentence as the live API answers it"),
+    Case("a thinking budget not below max_tokens", req(
+        HAIKU, max_tokens=2000, thinking={"type": "enabled", "budget_tokens": 2000}), 400,
+         "max_tokens must be greater than thinking.budget_tokens "
+         "(max_tokens: 2000, budget_tokens: 2000)", EXTENDED_THINKING + "; " + UNKNOWN),
+    Case("an unknown output format", req(output_config={"format": {"type": "bogus"}}), 400,
+         "output_config.format: Input tag 'bogus' found using 'type' does not match any of the "
+         "expected tags: 'json_schema'",
+         "platform.claude.com/docs/en/build-with-claude/structured-outputs (json_schema is the "
+         "one format type), checked 2026-12-01; " + UNKNOWN),
+    Case("an effort level", req(output_config={"effort": "high"}), 200, None,
+         "platform.claude.com/docs/en/build-with-claude/effort, checked 2026-12-01"),
     Case("a system message after a user turn on Sonnet 5.5",
          req(messages=[USER, {"role": "system", "content": "Be brief."}]), 200, None, SONNET_55),
     Case("a system message after tool results on Sonnet 5.5", req(tools=[TOOL], messages=[

@@ -19,11 +19,14 @@ a model: everything it knows comes from the history.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from agentlab import models
 from agentlab.fakeapi import thinking
 from agentlab.fakeapi.demo.intents import INTENTS, Plan, Step, plan
 from agentlab.fakeapi.demo.strings import say
@@ -31,7 +34,18 @@ from agentlab.fakeapi.demo.words import Task
 from agentlab.history import as_dict, blocks
 from agentlab.i18n import STRINGS, get_language, language_chosen
 
-__all__ = ["INTENTS", "Task", "classify", "demo_reply", "language", "plan"]
+__all__ = ["INTENTS", "REFUSAL_TEST", "Task", "classify", "demo_reply", "language", "plan"]
+
+# A request whose task holds this phrase is refused (stop_reason "refusal") on a model
+# with safety classifiers, so students meet a refusal offline. agentlab's own phrase.
+REFUSAL_TEST = "agentlab refusal test"
+# The model a practice refusal recommends: one without classifiers in the demo's table
+# (refusals-and-fallback docs, read 2026-12-01: "sending the same request to another
+# Claude model" usually gets an answer).
+RECOMMENDED = "claude-opus-4-8"
+# Names of tools that run shell commands (Claude Code's is "Bash"; others say "shell").
+SHELL_NAMES = ("bash", "shell", "sh", "terminal", "run_shell", "run_command", "execute_command")
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
 def language(task: Task) -> str:
@@ -124,20 +138,85 @@ def _task(messages: list[dict[str, Any]]) -> int:
     return start
 
 
+def _task_of(messages: list[dict[str, Any]]) -> Task:
+    """The task's words: the text of the newest user message with the person's own words,
+    without the ``<system-reminder>`` notes a harness such as Claude Code adds to it."""
+    if not messages:
+        return Task("")
+    texts = [
+        str(b.get("text", "")) for b in blocks(messages[_task(messages)]) if b.get("type") == "text"
+    ]
+    return Task(" ".join(t for t in (_REMINDER.sub("", x).strip() for x in texts) if t))
+
+
 def classify(task: str, history: list[Any] | None = None) -> str:
     """The intent the demo reads in ``task`` ("cannot" if none), e.g. "count_files"."""
     found = plan(Task(task), _listed(as_dict(list(history or []))))
     return found.intent if found else "cannot"
 
 
-def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The demo model's next reply for this request (a list of content blocks).
+def shell_tool(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The request's tool that runs shell commands, whatever its name, and its input
+    schema: Anthropic's bash tool (``type: "bash_..."``), a tool named bash, Bash,
+    shell... with a ``command`` input, or else any tool whose input has a string
+    ``command``. None if the request offers none (the demo then says it needs one)."""
+    found: list[tuple[int, str, dict[str, Any]]] = []
+    for tl in as_dict(list(params.get("tools") or [])):
+        if not isinstance(tl, dict) or not isinstance(tl.get("name"), str):
+            continue
+        name, schema = tl["name"], tl.get("input_schema") or {}
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        takes = isinstance(props, dict) and "command" in props
+        if str(tl.get("type", "")).startswith("bash_"):
+            found.append((0, name, {}))
+        elif name.lower() in SHELL_NAMES and (takes or not props):
+            found.append((1 if name == "bash" else 2, name, schema))
+        elif takes and (props or {}).get("command", {}).get("type", "string") == "string":
+            found.append((3, name, schema))
+    if not found:
+        return None
+    _, name, schema = min(found, key=lambda f: f[0])
+    return name, schema
+
+
+def _refused(params: Mapping[str, Any], task: Task) -> dict[str, Any] | None:
+    """A practice refusal, when the task holds ``REFUSAL_TEST`` and the model has
+    classifiers (refusals-and-fallback docs: a normal response with stop_reason
+    "refusal" and ``stop_details``; ``recommended_model`` and ``fallback_credit_token``
+    when the server-side fallback could not run, which is always so here: agentlab
+    does not imitate the ``fallbacks`` beta, it accepts the field and answers as if
+    the fallback could not run)."""
+    if REFUSAL_TEST not in task.text.lower():
+        return None
+    info = models.get(params.get("model")) or models.get(models.DEFAULT_MODEL)
+    if info is None or not info.refusals:
+        return None
+    digest = hashlib.sha256(json.dumps(as_dict(params.get("messages")), default=str).encode())
+    details = {
+        "type": "refusal",
+        "category": None,  # a practice refusal names no policy area
+        "explanation": say(language(task), "refusal"),
+        "recommended_model": RECOMMENDED,
+        "fallback_credit_token": f"fct_agentlab_{digest.hexdigest()[:24]}",
+        "fallback_has_prefill_claim": False,
+    }
+    return {"content": [], "stop_reason": "refusal", "stop_details": details}
+
+
+def demo_reply(params: Mapping[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+    """The demo model's next reply for this request: a list of content blocks (or,
+    for a practice refusal, a message dict with its ``stop_details``).
 
     It follows ``tool_choice`` as the API does (Anthropic docs, "Implement tool
     use", tool_choice, checked 2026-12-01): ``none`` calls no tool; ``any`` calls
     one of the tools offered and ``{"type": "tool", "name": X}`` calls X, with no
     text before the calls (the API prefills the turn to force the call).
     """
+    messages = as_dict(list(params.get("messages") or []))
+    if messages:
+        refused = _refused(params, _task_of(messages))
+        if refused is not None:
+            return refused
     choice = params.get("tool_choice")
     choice = choice if isinstance(choice, Mapping) else {}
     content = _planned(params, tools_off=choice.get("type") == "none")
@@ -161,7 +240,8 @@ def _forced(
         if isinstance(tl, dict)
     }
     if name is None:
-        name = "bash" if "bash" in offered else next(iter(offered), None)
+        shell = shell_tool(params)
+        name = shell[0] if shell else next(iter(offered), None)
     tool = offered.get(name) or {}
     return [{"type": "tool_use", "name": name, "input": minimal(tool.get("input_schema") or {})}]
 
@@ -196,15 +276,9 @@ def minimal(schema: Any) -> Any:
 def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[str, Any]]:
     """The reply the plan gives (``tools_off``: the request forbids tool calls)."""
     messages = as_dict(list(params.get("messages") or []))
-    tools = [
-        tl.get("name") for tl in as_dict(list(params.get("tools") or [])) if isinstance(tl, dict)
-    ]
+    shell = shell_tool(params)
     start = _task(messages)
-    task = Task(
-        " ".join(str(b.get("text", "")) for b in blocks(messages[start]) if b.get("type") == "text")
-        if messages
-        else ""
-    )
+    task = _task_of(messages)
     lang = language(task)
     shape = _Shape(params, lang, first=not _turns(messages[start + 1 :]))
     found = plan(task, _listed(messages[:start]))
@@ -215,8 +289,9 @@ def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[st
         return shape.answer("think.cannot", found.answer(lang, []))
     if tools_off:
         return shape.answer("think.cannot", say(lang, "tools_off"))
-    if "bash" not in tools:
+    if shell is None:
         return shape.answer("think.cannot", say(lang, "no_bash"))
+    shape.shell = shell
     return _next(found, _turns(messages[start + 1 :]), lang, shape)
 
 
@@ -261,6 +336,7 @@ class _Shape:
 
     def __init__(self, params: Mapping[str, Any], lang: str, first: bool):
         self.model = str(params.get("model") or "")
+        self.params = params
         self.lang = lang
         self.mode = thinking.mode(params)
         self.display = thinking.display(params)
@@ -268,18 +344,101 @@ class _Shape:
         self.thinks = self.mode is not None and not (self.mode == "between_tools" and first)
 
     def _think(self, hidden: str) -> list[dict[str, Any]]:
-        return [thinking.make_block(self.model, hidden, self.display)] if self.thinks else []
+        # Bound to the request's prefix (preserved thinking), as the reply's first block.
+        block = thinking.make_block(self.model, hidden, self.display, self.params)
+        return [block] if self.thinks else []
+
+    shell: tuple[str, dict[str, Any]] = ("bash", {})
+
+    def _input(self, command: str) -> dict[str, Any]:
+        """The shell tool's input: the command, and what else its schema requires (Claude
+        Code's Bash asks for a ``description`` too)."""
+        name, schema = self.shell
+        value: dict[str, Any] = {"command": command}
+        props = schema.get("properties") or {}
+        if "description" in props:
+            value["description"] = f"Run {command[:60]}"
+        for key in schema.get("required") or []:
+            if key not in value:
+                value[key] = minimal(props.get(key, {"type": "string"}))
+        return value
 
     def calls(self, intro: str, commands: list[str]) -> list[dict[str, Any]]:
         """Text, then tool calls. A model that thinks adaptively says the text in its
         thinking (hidden unless the display shows it), not as a text block."""
-        uses = [{"type": "tool_use", "name": "bash", "input": {"command": c}} for c in commands]
+        name = self.shell[0]
+        uses = [{"type": "tool_use", "name": name, "input": self._input(c)} for c in commands]
         if self.thinks and self.mode != "enabled":
             return self._think(intro) + uses
         return self._think(intro) + [{"type": "text", "text": intro}] + uses
 
     def answer(self, note_key: str, text: str, cmd: str = "") -> list[dict[str, Any]]:
-        """The final answer, signed as the demo's."""
+        """The final answer, signed as the demo's; with a structured-output format
+        (``output_config.format``), JSON that fits its schema, filled from the answer."""
         hidden = say(self.lang, note_key, cmd=cmd)
+        schema = json_schema(self.params)
+        if schema is not None:
+            data = fill(schema, text, cmd)
+            return self._think(hidden) + [
+                {"type": "text", "text": json.dumps(data, ensure_ascii=False)}
+            ]
         signed = f"{text}\n\n{say(self.lang, 'sign')}"
         return self._think(hidden) + [{"type": "text", "text": signed}]
+
+
+def json_schema(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema the request's ``output_config.format`` asks the reply to fit
+    (structured-outputs docs, read 2026-12-01), or None."""
+    config = params.get("output_config")
+    fmt = config.get("format") if isinstance(config, Mapping) else None
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        schema = fmt.get("schema")
+        return dict(schema) if isinstance(schema, Mapping) else None
+    return None
+
+
+def fill(schema: Any, text: str, cmd: str = "", name: str = "", root: Any = None) -> Any:
+    """A value that fits ``schema``, from what the demo found: the answer's text for a
+    string, the first number in it for a number, the command for a field named like
+    one. Every property is filled (a strict schema requires them all)."""
+    root = schema if root is None else root
+    if not isinstance(schema, Mapping):
+        return text
+    if "$ref" in schema and str(schema["$ref"]).startswith("#/"):
+        target: Any = root
+        for part in str(schema["$ref"])[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return fill(target, text, cmd, name, root)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            options = [o for o in schema[key] if isinstance(o, Mapping) and o.get("type") != "null"]
+            return fill(options[0] if options else schema[key][0], text, cmd, name, root)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", text)
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: fill(v, text, cmd, k, root) for k, v in props.items()}
+    if kind == "array":
+        item = schema.get("items") or {}
+        lines = [x.strip(" -*`") for x in text.splitlines() if x.strip(" -*`")]
+        values = [fill(item, x, cmd, name, root) for x in lines[:20]] or [
+            fill(item, text, cmd, name, root)
+        ]
+        return values[: max(len(values), int(schema.get("minItems") or 0))]
+    if kind == "integer":
+        return int(float(numbers[0])) if numbers else int(schema.get("minimum", 0))
+    if kind == "number":
+        return float(numbers[0]) if numbers else float(schema.get("minimum", 0))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if cmd and any(w in name.lower() for w in ("command", "cmd")):
+        return cmd
+    return text

@@ -32,10 +32,15 @@ building, retries, streaming and message-thread code all run. The server
   ``server.slow(2.0)``, ``server.break_stream(after=2)``, ``server.cut_stream()``;
 - records requests (body, headers without any key, the SDK's retry count)
   in ``server.requests``;
-- holds a classroom's load: limits on body size, nesting, connections and slow
-  or idle clients (``http``, where the choice of server stack is explained).
+- answers ``HEAD /`` with 200 (clients such as Claude Code check the server
+  is up that way);
+- holds a classroom's load on uvicorn (h11): limits on body size, nesting,
+  connections (under the open-file limit) and slow or idle clients
+  (``http``); threads bounded in bytes, with random ids, each continued only
+  with the key that created it (``threads``).
 
-Modules: ``server`` (FakeMessagesServer), ``http`` (reading and writing),
+Modules: ``server`` (FakeMessagesServer, the ASGI app), ``http`` (uvicorn's
+connection with the limits, reading and writing),
 ``controls``, ``threads``, ``cache``, ``serve``
 (the command line).
 """

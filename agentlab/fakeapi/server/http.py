@@ -1,49 +1,50 @@
-"""The HTTP side of the local server: reading requests safely, writing JSON and SSE.
+"""The HTTP side of the local server: uvicorn (with h11) and a small ASGI adapter.
 
-Why ``ThreadingHTTPServer`` (the standard library) with limits, and not an
-ASGI app on uvicorn: a classroom server must install with nothing beyond
-Python, and students read this code next to the lesson, where a thread per
-connection that reads a request, answers it and moves on is the plainest
-picture of what an API server does. Its known weaknesses are closed here:
+uvicorn parses HTTP (h11, a pure-Python parser, so nothing needs compiling) and
+holds thousands of connections on one event loop; this module adds what a
+classroom server needs on top, each limit in one place:
 
-- a listen backlog of 1024 (the default of 5 turned 200 simultaneous clients
-  into connection errors);
-- at most ``max_connections`` open connections; one more is answered at once
-  with 529 ``overloaded_error`` (the SDK retries that) and closed;
-- deadlines watched by one reaper thread: an idle keep-alive connection is
-  closed after ``idle_timeout``; a request whose headers and body have not all
-  arrived within ``request_timeout`` (a slow sender) gets a 400
-  ``request_body_timeout`` or is closed, so idle or slow clients never keep
-  others out; every socket operation also times out (``io_timeout``), so a
-  client that stops reading a stream frees its thread;
-- the body is read by ``Content-Length`` (digits only) or chunked
-  transfer-encoding, at most ``max_body`` bytes (413 with the API's error
-  body), and JSON nested deeper than ``max_depth`` is refused before any code
-  walks it;
-- nothing is kept per finished request (``record=0`` turns off the request log).
-
-An asyncio server (uvicorn) would hold thousands of idle connections more
-cheaply; for a class of a few hundred students the thread pool measured in
-``benchmarks/serve_load.py`` is enough.
+- **connections**: at most ``max_connections`` open, and never more than the
+  process's open-file limit (``RLIMIT_NOFILE``) leaves room for. One more
+  closes the oldest connection that is only waiting (idle, or still sending
+  its headers), so an idle crowd cannot lock others out; if every connection
+  is busy answering, the newcomer gets 529 ``overloaded_error`` (the SDK
+  retries that);
+- **time**: a request's headers must all arrive within ``header_timeout``
+  of its first byte (of the connection's opening, for a new connection); an
+  idle keep-alive connection is closed after ``idle_timeout``; a body that has
+  not all arrived ``body_timeout`` after the headers gets a 400
+  ``request_body_timeout``; a client that stops reading an answer for
+  ``io_timeout`` is cut off;
+- **size**: a body larger than ``max_body`` gets a 413 as soon as that many
+  bytes have come, whether it was announced by Content-Length or sent
+  chunked (h11 reads a chunk as it arrives, and a malformed chunk size such
+  as ``-1`` is a 400); JSON nested deeper than ``max_depth`` is refused
+  before any code walks it;
+- **errors in the API's shape**: whatever h11 refuses (a bad Content-Length
+  such as ``abc`` or ``²``, a malformed chunk, headers too long) gets a 400
+  JSON error body, never uvicorn's plain-text one.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import asyncio
 import json
-import socket
-import sys
-import threading
-import time
+import resource
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from agentlab.fakeapi.streaming import events
 
 if TYPE_CHECKING:
-    from agentlab.fakeapi.server.server import Answer, FakeMessagesServer, Fault
+    from agentlab.fakeapi.server.server import Answer, Fault
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,26 @@ class Limits:
 
     max_body: int = 32 * 1024 * 1024  # the API's limit for /v1/messages (32 MB)
     max_depth: int = 100  # JSON nesting
-    max_connections: int = 1000
+    max_connections: int = 1000  # lowered to what RLIMIT_NOFILE allows
+    header_timeout: float = 10.0  # all of a request's headers, from its first byte
     idle_timeout: float = 30.0  # a keep-alive connection waiting for its next request
-    request_timeout: float = 30.0  # headers and body of one request
-    io_timeout: float = 20.0  # any one read or write
+    body_timeout: float = 30.0  # all of the body, from the end of the headers
+    io_timeout: float = 20.0  # a client that reads none of an answer this long is cut off
+
+
+def open_file_room(wanted: int) -> tuple[int, int]:
+    """How many connections fit under the open-file limit (at most ``wanted``), and
+    how many asyncio may accept in one go (its ``backlog``).
+
+    A quarter of the limit (at least 16) stays free, for everything else the
+    process opens and for connections accepted but not yet counted: asyncio
+    accepts up to ``backlog`` of them each turn of its loop, and a few turns
+    pass before a new connection can be counted and another one closed."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted, 128
+    spare = max(16, soft // 4)
+    return max(1, min(wanted, soft - spare)), max(1, min(128, spare // 8))
 
 
 def too_deep(data: Any, limit: int) -> bool:
@@ -73,261 +90,222 @@ def too_deep(data: Any, limit: int) -> bool:
 
 
 class BodyError(Exception):
-    """The request body could not be read: answer ``status`` (0: just close)."""
+    """The request body could not be read: answer ``status``."""
 
     def __init__(self, status: int, message: str = "", code: str | None = None):
         super().__init__(message)
         self.status, self.message, self.code = status, message, code
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False  # stop() does not wait for a slow answer to finish
-    request_queue_size = 1024
-    allow_reuse_address = True
+def error_bytes(status: int, message: str) -> bytes:
+    """An API error body, for answers written before any request reached the app."""
+    from agentlab.fakeapi.server.server import error_body
 
-    def __init__(self, address: Any, handler: Any, limits: Limits):
-        self.limits = limits
-        self._active = 0
-        self._lock = threading.Lock()
-        self._deadlines: dict[socket.socket, float] = {}
-        self._expired: set[socket.socket] = set()  # cut off by the reaper
-        self._stopping = threading.Event()
-        super().__init__(address, handler)
-        self._reaper = threading.Thread(target=self._reap, daemon=True, name="agentlab-reaper")
-        self._reaper.start()
+    return json.dumps(error_body(status, message)).encode()
 
-    @property
-    def active(self) -> int:
-        """Open connections right now."""
-        return self._active
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._lock:
-            busy = self._active >= self.limits.max_connections
-            if not busy:
-                self._active += 1
-        if busy:
-            try:
-                request.settimeout(1.0)
-                request.sendall(_overloaded())
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except Exception:
-            with self._lock:
-                self._active -= 1
-            raise
+class Protocol(H11Protocol):
+    """uvicorn's h11 connection with the limits above. ``room`` is set per server."""
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._lock:
-                self._active -= 1
-                self._deadlines.pop(request, None)
-                self._expired.discard(request)
+    room = 1000  # connections at most (see open_file_room)
+    limits = Limits()
 
-    def watch(self, sock: socket.socket, seconds: float | None) -> None:
-        """Close ``sock`` if it is still being watched ``seconds`` from now (None: stop)."""
-        with self._lock:
-            if seconds is None:
-                self._deadlines.pop(sock, None)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self.since = self.loop.time()  # when it last started waiting
+        self.aborted = False
+        self._late: asyncio.TimerHandle | None = None
+        self._expect_headers()
+        app = self.app
+
+        async def with_abort(scope: Any, receive: Any, send: Any) -> None:
+            scope["agentlab.abort"] = self.abort  # the faults close connections on purpose
+            await app(scope, receive, send)
+
+        self.app = with_abort
+        if len(self.connections) > self.room:
+            waiting = [c for c in self.connections if isinstance(c, Protocol) and c.waiting()]
+            if waiting:
+                min(waiting, key=lambda c: c.since).abort()
             else:
-                self._deadlines[sock] = time.monotonic() + seconds
+                body = error_bytes(529, "Overloaded")
+                transport.write(  # type: ignore[attr-defined]
+                    b"HTTP/1.1 529 Overloaded\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\nconnection: close\r\nretry-after: 1\r\n\r\n%s"
+                    % (len(body), body)
+                )
+                self.abort(flush=True)
 
-    def expired(self, sock: socket.socket) -> bool:
-        """Did ``sock`` miss its deadline?"""
-        with self._lock:
-            return sock in self._expired
+    def waiting(self) -> bool:
+        """Open, but neither running a request nor in the middle of an answer."""
+        idle = self.cycle is None or self.cycle.response_complete
+        return idle and self.conn.their_state is h11.IDLE and not self.transport.is_closing()
 
-    def _reap(self) -> None:
-        busy = False
-        while not self._stopping.wait(0.25):
-            if self._active:
-                busy = True
-            elif busy:  # all connections closed: give freed memory back to the system
-                busy = False
-                _trim()
-            now = time.monotonic()
-            with self._lock:
-                late = [s for s, at in self._deadlines.items() if at < now]
-                for s in late:
-                    del self._deadlines[s]
-                    self._expired.add(s)
-            for s in late:
-                try:
-                    s.shutdown(socket.SHUT_RD)  # a blocked read returns; we may still answer
-                except OSError:
-                    pass
+    def _expect_headers(self) -> None:
+        if self._late is None:
+            self._late = self.loop.call_later(self.limits.header_timeout, self._headers_late)
 
-    def server_close(self) -> None:
-        self._stopping.set()
-        super().server_close()
+    def _headers_late(self) -> None:
+        self._late = None
+        if self.conn.their_state is h11.IDLE:  # the headers never finished
+            self.abort()
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, (BrokenPipeError, ConnectionResetError, TimeoutError, OSError)):
-            return  # the client gave up, timed out or was cut off: nothing to report
-        super().handle_error(request, client_address)
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE:
+            self._expect_headers()  # the next request has begun (or nothing came yet)
+        elif self._late is not None:
+            self._late.cancel()
+            self._late = None
+
+    def on_response_complete(self) -> None:
+        self.since = self.loop.time()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._late is not None:
+            self._late.cancel()
+            self._late = None
+        super().connection_lost(exc)
+
+    def abort(self, flush: bool = False) -> None:
+        """Close the connection now; the request being answered, if any, is dropped."""
+        self.aborted = True
+        if self.cycle is not None:
+            self.cycle.disconnected = True  # uvicorn sends nothing more on it
+        if flush:
+            self.transport.close()
+        else:
+            self.transport.abort()
+
+    def send_400_response(self, msg: str) -> None:
+        """What h11 refused, as the API's error body (uvicorn's own is plain text)."""
+        if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            self.abort()  # an answer had begun: the stream cannot be trusted
+            return
+        # The API's wording for a malformed request is not public (agentlab's).
+        body = error_bytes(
+            400,
+            "The request is not valid HTTP/1.1 (a malformed header such as Content-Length, "
+            "or a malformed chunk of the body).",
+        )
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        try:
+            self.transport.write(self.conn.send(h11.Response(status_code=400, headers=headers)))
+            self.transport.write(self.conn.send(h11.Data(data=body)))
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+        except h11.LocalProtocolError:
+            pass
+        self.transport.close()
+
+    def handle_events(self) -> None:
+        try:
+            super().handle_events()
+        except h11.LocalProtocolError:  # an answer to a broken request could not be sent
+            self.abort()
 
 
-def _trim() -> None:
-    """Ask the C allocator to return free memory to the system (glibc only).
+class Exchange:
+    """One HTTP request as the answering code sees it: read the body, send an answer."""
 
-    Threads allocate in arenas of their own; without this, memory freed after a
-    busy hour stays counted against the server until it is used again."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc: nothing to do
+    def __init__(self, scope: dict[str, Any], receive: Receive, send: Send, limits: Limits):
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        self._receive, self._send, self.limits = receive, send, limits
+        self._abort: Callable[[], None] = scope.get("agentlab.abort", lambda: None)
+        self.close = False  # ask the client to close after this answer
+        self.status: int | None = None  # what was answered (None: nothing yet)
 
+    def abort(self) -> None:
+        self._abort()
 
-def _overloaded() -> bytes:
-    body = json.dumps(
-        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    ).encode()
-    head = (
-        "HTTP/1.1 529 Overloaded\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\nretry-after: 1\r\n\r\n"
-    )
-    return head.encode() + body
-
-
-class Handler(BaseHTTPRequestHandler):
-    owner: FakeMessagesServer
-    server: Server
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms stall per reply
-
-    def setup(self) -> None:
-        self.connection = self.request
-        self.request.settimeout(self.server.limits.io_timeout)  # every read and write
-        super().setup()
-
-    def handle_one_request(self) -> None:
-        self.server.watch(self.connection, self.server.limits.idle_timeout)
-        super().handle_one_request()
-
-    def parse_request(self) -> bool:
-        self.server.watch(self.connection, self.server.limits.request_timeout)
-        ok = super().parse_request()
-        if ok and self.server.expired(self.connection):  # the headers never finished
-            self.close_connection = True
-            return False
-        return ok
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.owner.log is not None:
-            self.owner.log(format % args)
-
-    # -- reading ------------------------------------------------------------
-    def read_body(self) -> bytes:
-        """The raw body, by Content-Length or chunked; raises BodyError."""
-        limit = self.server.limits.max_body
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            return self._read_chunked(limit)
+    async def read_body(self) -> bytes:
+        """The whole body, at most ``max_body`` bytes; raises BodyError."""
+        limit = self.limits.max_body
         length = self.headers.get("content-length")
-        if length is None:
-            return b""
-        if not length.strip().isdigit():
-            # The API's own wording for a malformed header is not public (agentlab's).
-            raise BodyError(400, f"Content-Length: {length!r} is not a number of bytes")
-        n = int(length)
-        if n > limit:
+        if length is not None and int(length) > limit:  # h11 checked it is digits
             raise BodyError(413)
-        return self._read_exactly(n)
-
-    def _read_exactly(self, n: int) -> bytes:
-        data = self.rfile.read(n)
-        if len(data) < n:  # the sender stopped or was too slow
-            raise BodyError(
-                400,
-                # The SDK's description of this error (request_body_timeout).
-                "The request body did not finish arriving in time, so nothing was done.",
-                "request_body_timeout",
-            )
-        return data
-
-    def _read_chunked(self, limit: int) -> bytes:
         parts: list[bytes] = []
         total = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.body_timeout
         while True:
-            line = self.rfile.readline(1024)
             try:
-                size = int(line.split(b";")[0].strip(), 16)
-            except ValueError:
-                raise BodyError(400, "Malformed chunked request body") from None
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(parts)
-            total += size
+                message = await asyncio.wait_for(self._receive(), deadline - loop.time())
+            except TimeoutError:
+                raise BodyError(
+                    400,
+                    # The SDK's description of this error (request_body_timeout).
+                    "The request body did not finish arriving in time, so nothing was done.",
+                    "request_body_timeout",
+                ) from None
+            if message["type"] == "http.disconnect":
+                raise BodyError(0)
+            chunk = message.get("body", b"")
+            total += len(chunk)
             if total > limit:
                 raise BodyError(413)
-            parts.append(self._read_exactly(size))
-            self.rfile.readline(3)  # the CRLF after each chunk
+            parts.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(parts)
 
-    def headers_seen(self, secret: Any) -> dict[str, str]:
-        """The request's headers, lower-cased, without keys or auth of any kind."""
-        return {k.lower(): v for k, v in self.headers.items() if not secret.search(k.lower())}
+    async def _write(self, message: dict[str, Any]) -> None:
+        """Send, or cut the client off if it has not read for ``io_timeout``."""
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.limits.io_timeout, self.abort)
+        try:
+            await self._send(message)
+        finally:
+            timer.cancel()
 
-    # -- writing --------------------------------------------------------------
-    def send(self, answer: Answer, request_id: str) -> None:
-        data = json.dumps(answer.body, ensure_ascii=False).encode("utf-8")
-        self.send_response(answer.status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
+    async def send(self, answer: Answer, request_id: str) -> None:
+        data = json.dumps(answer.body, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(data)).encode())]  # fmt: skip
         if request_id:
-            self.send_header("request-id", request_id)
-        for k, v in answer.headers.items():
-            self.send_header(k, v)
-        if self.close_connection:
-            self.send_header("connection", "close")
-        self.end_headers()
-        self.wfile.write(data)
+            headers.append((b"request-id", request_id.encode()))
+        headers += [(k.encode(), str(v).encode()) for k, v in answer.headers.items()]
+        if self.close:
+            headers.append((b"connection", b"close"))
+        self.status = answer.status
+        await self._write({"type": "http.response.start", "status": answer.status,
+                           "headers": headers})  # fmt: skip
+        await self._write({"type": "http.response.body", "body": data})
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-    def _event(self, name: str, data: dict[str, Any]) -> None:
+    async def _event(self, name: str, data: dict[str, Any]) -> None:
         payload = json.dumps(data, ensure_ascii=False)
-        self._chunk(f"event: {name}\ndata: {payload}\n\n".encode())
+        body = f"event: {name}\ndata: {payload}\n\n".encode("utf-8", "surrogatepass")
+        await self._write({"type": "http.response.body", "body": body, "more_body": True})
 
-    def stream(self, message: Any, request_id: str, fault: Fault | None) -> None:
+    async def stream(
+        self, message: Any, request_id: str, fault: Fault | None, chunk_delay: float
+    ) -> None:
+        """Send ``message`` as the API's server-sent events, playing ``fault`` if any."""
         from agentlab.fakeapi.server.server import error_body
 
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", request_id)
-        self.end_headers()
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"request-id", request_id.encode()),
+        ]
+        self.status = 200
+        await self._write({"type": "http.response.start", "status": 200, "headers": headers})
         sent = 0
         for name, data in events(message):
             if fault is not None and name == "content_block_delta" and sent >= fault.after:
                 if fault.kind == "stream_cut":
-                    self.wfile.flush()
-                    self.close_connection = True
+                    self.abort()
                     return
-                self._event("error", error_body(fault.status, fault.message, request_id))
+                await self._event("error", error_body(fault.status, fault.message, request_id))
                 break
-            self._event(name, data)
+            await self._event(name, data)
             if name == "content_block_delta":
                 sent += 1
-                if self.owner.chunk_delay and self.owner.wait(self.owner.chunk_delay):
-                    self.close_connection = True
-                    return
-        self._chunk(b"")  # the last chunk: the stream is complete
-
-    # -- methods --------------------------------------------------------------
-    def do_GET(self) -> None:
-        self.owner.handle_get(self)
-
-    def do_POST(self) -> None:
-        self.owner.handle_post(self)
+                if chunk_delay:
+                    await asyncio.sleep(chunk_delay)
+        await self._write({"type": "http.response.body", "body": b""})  # the stream is complete

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import contextlib
 import itertools
 import json
 import re
 import secrets
+import socket
+import string
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import uvicorn
+
 from agentlab import models as model_table
-from agentlab.fakeapi import controls
+from agentlab.fakeapi import controls, thinking
 from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
 from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
 from agentlab.fakeapi.server import cache, threads
-from agentlab.fakeapi.server.http import BodyError, Handler, Limits, Server, too_deep
+from agentlab.fakeapi.server.http import (
+    BodyError,
+    Exchange,
+    Limits,
+    Protocol,
+    open_file_room,
+    too_deep,
+)
 
 # The error "type" the API uses for each status code (Anthropic docs, "Errors",
 # platform.claude.com/docs/en/api/errors, checked 2026-11-30).
@@ -86,6 +99,15 @@ class RecordedRequest:
         return list(self.body.get("messages") or []) if isinstance(self.body, dict) else []
 
 
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def new_id(prefix: str) -> str:
+    """A random id in the API's form (``msg_01`` and 22 letters or digits): one
+    student cannot guess another's message, so cannot continue their thread."""
+    return prefix + "01" + "".join(secrets.choice(_ALPHABET) for _ in range(22))
+
+
 def error_body(
     status: int, message: str | None = None, request_id: str = "", code: str | None = None
 ) -> dict[str, Any]:
@@ -121,7 +143,11 @@ class FakeMessagesServer:
     ``chunk_delay`` slows streams down so a class can watch the text arrive.
     ``record`` is how many requests ``server.requests`` keeps (None: all;
     ``agentlab serve`` keeps none). ``limits`` bounds what one client may take
-    (see ``agentlab.fakeapi.server.http``).
+    (see ``agentlab.fakeapi.server.http``); message threads are kept up to
+    ``max_threads`` and ``max_thread_bytes`` of JSON (``threads``).
+
+    It runs uvicorn in a background thread: ``start()`` (or ``with``) returns
+    once it listens.
     """
 
     def __init__(
@@ -139,6 +165,7 @@ class FakeMessagesServer:
         record: int | None = None,
         limits: Limits | None = None,
         max_threads: int = 1000,
+        max_thread_bytes: int = 64 * 1024 * 1024,
         log: Callable[[str], None] | None = None,
     ):
         self.host, self.port = host, port
@@ -152,17 +179,17 @@ class FakeMessagesServer:
         self._api_key = api_key
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd: Server | None = None
+        self._uvicorn: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)  # request ids
-        self._message_ids = itertools.count(1)  # message and tool_use ids
+        self._message_ids = itertools.count(1)  # tool_use ids (message ids are random)
         self._run = secrets.token_hex(4)  # ids differ from one server run to the next
         self.record = record
         self.requests: list[RecordedRequest] = []
         self.count = 0  # requests seen (also when none are recorded)
         self.faults: list[Fault] = []
         self.cache = cache.PromptCache()
-        self.threads = threads.ThreadStore(max_threads)
+        self.threads = threads.ThreadStore(max_threads, max_thread_bytes)
         self._paused: collections.OrderedDict[str, None] = collections.OrderedDict()
         # ids of tool calls this server gave out with a thinking block (bounded)
         self._thought: collections.OrderedDict[str, None] = collections.OrderedDict()
@@ -235,28 +262,31 @@ class FakeMessagesServer:
         return f"http://{host}:{self.port}"
 
     def start(self) -> FakeMessagesServer:
-        if self._httpd is not None:
+        """Listen (raises OSError if the port is taken) and serve from a background thread."""
+        if self._uvicorn is not None:
             return self
-        handler = type("BoundHandler", (Handler,), {"owner": self})
-        httpd = Server((self.host, self.port), handler, self.limits)
-        self._httpd = httpd
-        self.port = int(httpd.server_address[1])
+        sock = socket.create_server((self.host, self.port), backlog=1024)
+        self.port = int(sock.getsockname()[1])
         self._closing.clear()
+        self._uvicorn = _Uvicorn(self, self.limits)
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self._uvicorn.run, kwargs={"sockets": [sock]}, daemon=True, name="agentlab-serve"
         )
         self._thread.start()
+        self._uvicorn.ready.wait()  # set once uvicorn listens, or has failed to
+        if not self._uvicorn.started:
+            self.stop()
+            raise RuntimeError("FakeMessagesServer: uvicorn did not start")
         return self
 
     def stop(self) -> None:
-        if self._httpd is None:
+        if self._uvicorn is None:
             return
-        self._closing.set()  # wakes any slow answer
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._closing.set()  # wakes a reply function waiting in wait()
+        self._uvicorn.finish()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self._httpd = self._thread = None
+        self._uvicorn = self._thread = None
 
     def __enter__(self) -> FakeMessagesServer:
         return self.start()
@@ -270,7 +300,7 @@ class FakeMessagesServer:
     @property
     def connections(self) -> int:
         """Connections open right now."""
-        return self._httpd.active if self._httpd is not None else 0
+        return len(self._uvicorn.server_state.connections) if self._uvicorn is not None else 0
 
     @property
     def retry_counts(self) -> list[int]:
@@ -334,17 +364,23 @@ class FakeMessagesServer:
             wrong = controls.disobeys(built.model_dump(mode="json"), body, index + 1)
             if wrong:  # the script's mistake: a 500 the SDK does not retry
                 return Answer(500, error_body(500, wrong), {"x-should-retry": "false"})
+        built = item if hasattr(item, "stop_reason") else make_message(item)
+        wrong = controls.unfit(built.model_dump(mode="json"), body, index + 1)
+        if wrong:  # the script's text must fit output_config.format: a 500 not retried
+            return Answer(500, error_body(500, wrong), {"x-should-retry": "false"})
         if hasattr(item, "stop_reason"):
             return item  # a ready Message is sent exactly as it is
         exact = isinstance(item, dict) and "content" in item and "usage" in item
         message = make_message(
             item, ids=self._message_ids, model=self.model or body.get("model", "")
         )
+        if exact and "id" not in item:
+            message.id = new_id("msg_")
         if exact:
             return message
         data = message.model_dump(mode="json", exclude_none=True)
         if not (isinstance(item, dict) and "id" in item):
-            data["id"] = f"msg_{self._run}{next(self._message_ids):06d}"
+            data["id"] = new_id("msg_")
         data["usage"] = {**data["usage"], **self._usage(body)}
         data = controls.apply(data, body)
         # A stop reason this SDK does not know yet is kept as it came (as make_message does).
@@ -368,8 +404,11 @@ class FakeMessagesServer:
             if (not known and not self.any_model) or (
                 self.models is not None and model not in self.models
             ):
-                # "model: NAME", the API's 404 for an unknown model (public reports, 2025-2026).
-                return Answer(404, error_body(404, f"model: {model}"))
+                # "model: NAME", the API's 404 for an unknown model (public reports,
+                # 2025-2026); the list of accepted names after it is agentlab's.
+                accepted = ", ".join(self.models if self.models is not None else model_table.ids())
+                text = f"model: {model} (this server accepts: {accepted})"
+                return Answer(404, error_body(404, text))
         if not errors:
             errors = check_request(
                 body,
@@ -386,8 +425,9 @@ class FakeMessagesServer:
         if path not in PATHS:
             return Answer(404, error_body(404, f"Not found: {path}"))
         continued = None
+        owner = threads.owner(headers)
         if isinstance(body, dict) and isinstance(body.get("thread"), dict):
-            whole, continued = threads.expand(body, self.threads)
+            whole, continued = threads.expand(body, self.threads, owner)
             if whole is None and continued is not None and self.threads.continued(continued):
                 # The SDK's description of thread_already_continued (its error types).
                 text = ("The response that `previous_message_id` names has already been "
@@ -407,12 +447,19 @@ class FakeMessagesServer:
             return problem
         if path.endswith("/count_tokens"):
             return Answer(200, {"input_tokens": cache.count(body)})
+        dropped: list[dict[str, Any]] = []
+        if self.check and thinking.dropping(body):  # prefix_mismatch_behavior "drop_block"
+            body, dropped = thinking.drop_unbound(body)
         reply = self._reply(body)
         if not isinstance(reply, Answer):
-            self._remember(body, reply, continued)
+            if dropped:
+                reply.input_transformations = dropped  # see thinking.drop_unbound
+            self._remember(body, reply, continued, owner)
         return reply
 
-    def _remember(self, body: dict[str, Any], reply: Any, continued: str | None) -> None:
+    def _remember(
+        self, body: dict[str, Any], reply: Any, continued: str | None, owner: str
+    ) -> None:
         """Keep what a later request may refer to: paused turns and threads."""
         content = reply.model_dump(mode="json", exclude_none=True)["content"]
         if content and content[0].get("type") in ("thinking", "redacted_thinking"):
@@ -430,50 +477,56 @@ class FakeMessagesServer:
         if body.get("thread"):
             history = list(body.get("messages") or []) + [{"role": "assistant", "content": content}]
             fields = {k: body[k] for k in threads.CREATE_ONLY if k in body}
-            self.threads.save(reply.id, threads.Thread(history, fields), replaces=continued)
+            self.threads.save(reply.id, threads.Thread(history, fields, owner), replaces=continued)
 
-    # -- HTTP entry points (called by the handler) --------------------------------
-    def handle_get(self, h: Handler) -> None:
-        path = h.path.split("?")[0].rstrip("/")
+    # -- HTTP entry points (the ASGI app uvicorn calls) --------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        ex = Exchange(scope, receive, send, self.limits)
+        if ex.method == "POST":
+            await self.handle_post(ex)
+        else:
+            request_id = self._request_id()
+            answer = self._get(ex.method, ex.path)
+            if answer.status >= 400:  # in the error body too, as the API's carry it
+                answer.body["request_id"] = request_id
+            await ex.send(answer, request_id)
+        if self.log is not None:
+            client = scope.get("client") or ("-", 0)
+            self.log(f'{client[0]} "{ex.method} {ex.path}" {ex.status or "-"}')
+
+    def _get(self, method: str, path: str) -> Answer:
+        path = path.rstrip("/")
+        name = path.rsplit("/", 1)[1] if path.startswith("/v1/models/") else ""
+        if method == "HEAD" and path == "":
+            return Answer(200, {})  # clients check that the server is up (Claude Code does)
+        if method not in ("GET", "HEAD"):
+            # The API's answer to another method is not public (agentlab's).
+            return Answer(405, error_body(405, f"{method} is not allowed on {path or '/'}"))
         if path == "/v1/models":
             rows = [_model_info(m) for m in model_table.ids()]
-            body = {"data": rows, "has_more": False, "first_id": rows[0]["id"],
-                    "last_id": rows[-1]["id"]}  # fmt: skip
-            h.send(Answer(200, body), self._request_id())
-        elif path.startswith("/v1/models/") and model_table.get(path.rsplit("/", 1)[1]):
-            h.send(Answer(200, _model_info(path.rsplit("/", 1)[1])), self._request_id())
-        elif path.startswith("/v1/models/"):
-            name = path.rsplit("/", 1)[1]
-            h.send(Answer(404, error_body(404, f"model: {name}")), self._request_id())
-        else:
-            h.send(Answer(404, error_body(404, f"Not found: {path}")), self._request_id())
+            return Answer(200, {"data": rows, "has_more": False, "first_id": rows[0]["id"],
+                                "last_id": rows[-1]["id"]})  # fmt: skip
+        if name and model_table.get(name):
+            return Answer(200, _model_info(name))
+        if name:
+            return Answer(404, error_body(404, f"model: {name}"))
+        return Answer(404, error_body(404, f"Not found: {path or '/'}"))
 
-    def handle_post(self, h: Handler) -> None:
-        request_id = self._request_id()
-        try:
-            raw = h.read_body()
-        except BodyError as e:
-            h.close_connection = True  # the rest of the stream cannot be trusted
-            h.server.watch(h.connection, None)
-            if e.status:
-                h.send(Answer(e.status, error_body(e.status, e.message, request_id, e.code)), "")
-            return
-        h.server.watch(h.connection, None)  # all in: no deadline while answering
-        try:
-            body = json.loads(raw or b"null")
-            if too_deep(body, self.limits.max_depth):
-                body = {"__too_deep__": True}
-        except (ValueError, RecursionError):
-            body = None
-        headers = {k.lower(): v for k, v in h.headers.items()}
+    def _take(
+        self, raw: bytes, ex: Exchange
+    ) -> tuple[RecordedRequest, Any, str | None, Fault | None]:
+        """Read the body, count and record the request, and take the next planned fault."""
+        body, problem = parse(raw, self.limits.max_depth)
+        headers = ex.headers
+        retries = str(headers.get("x-stainless-retry-count") or "0")
         record = RecordedRequest(
             method="POST",
-            path=h.path.split("?")[0],
+            path=ex.path,
             body=body,
-            headers=h.headers_seen(SECRET_HEADER),
-            retry_count=int(headers.get("x-stainless-retry-count") or 0)
-            if str(headers.get("x-stainless-retry-count") or "0").isdigit()
-            else 0,
+            headers={k: v for k, v in headers.items() if not SECRET_HEADER.search(k)},
+            retry_count=int(retries) if retries.isdigit() else 0,
             streamed=isinstance(body, dict) and body.get("stream") is True,
         )
         with self._lock:
@@ -482,16 +535,44 @@ class FakeMessagesServer:
                 self.requests.append(record)
                 if self.record is not None and len(self.requests) > self.record:
                     del self.requests[0]
-        fault = self._next_fault()
+        return record, body, problem, self._next_fault()
+
+    def _respond(
+        self, record: RecordedRequest, body: Any, problem: str | None, headers: dict[str, str]
+    ) -> Any:
+        """The answer: an error Answer, a token count, or a Message (never raises)."""
+        if problem is not None:
+            return Answer(400, error_body(400, problem))
+        try:
+            return self._answer(body, record.path, headers)
+        except Exception as e:  # a bug here, or in a reply function: say so, keep serving
+            if self.log is not None:
+                self.log(f"error answering {record.path}: {type(e).__name__}: {e}")
+            text = f"FakeMessagesServer could not answer: {type(e).__name__}: {e}"
+            return Answer(500, error_body(500, text), {"x-should-retry": "false"})
+
+    async def handle_post(self, ex: Exchange) -> None:
+        request_id = self._request_id()
+        try:
+            raw = await ex.read_body()
+        except BodyError as e:
+            ex.close = True  # the rest of the stream cannot be trusted
+            if e.status:
+                await ex.send(
+                    Answer(e.status, error_body(e.status, e.message, request_id, e.code)), ""
+                )
+            return
+        loop = asyncio.get_running_loop()
+        # Parsing, checking and the reply functions run in worker threads: a large
+        # body or a slow reply function never holds up the other connections.
+        record, body, problem, fault = await loop.run_in_executor(None, self._take, raw, ex)
         if fault is not None:
             record.fault = fault.kind
             if fault.kind == "drop":
-                h.close_connection = True
+                ex.abort()
                 return
             if fault.kind == "slow":
-                if self.wait(fault.delay):
-                    h.close_connection = True
-                    return
+                await asyncio.sleep(fault.delay)
                 fault = None
             elif fault.kind == "status" or not record.streamed:
                 status = fault.status
@@ -501,32 +582,121 @@ class FakeMessagesServer:
                     answer.headers["retry-after"] = str(seconds)
                     answer.headers["retry-after-ms"] = str(max(1, round(seconds * 1000)))
                 record.status = status
-                h.send(answer, request_id)
+                await ex.send(answer, request_id)
                 return
-        if isinstance(body, dict) and body.get("__too_deep__"):
-            # The API's limit and wording for nesting are not public (agentlab's).
-            reply: Any = Answer(400, error_body(400, "The request body is nested too deeply."))
-        else:
-            try:
-                reply = self._answer(body, record.path, headers)
-            except Exception as e:  # a bug here, or in a reply function: say so, keep serving
-                if self.log is not None:
-                    self.log(f"error answering {record.path}: {type(e).__name__}: {e}")
-                text = f"FakeMessagesServer could not answer: {type(e).__name__}: {e}"
-                reply = Answer(500, error_body(500, text), {"x-should-retry": "false"})
+        reply = await loop.run_in_executor(None, self._respond, record, body, problem, ex.headers)
         if isinstance(reply, Answer):
             if reply.status >= 400:
                 reply.body["request_id"] = reply.body.get("request_id") or request_id
             record.status = reply.status
-            h.send(reply, request_id)
+            await ex.send(reply, request_id)
             return
         record.status = 200
         if record.streamed:
-            h.stream(reply, request_id, fault)
+            await ex.stream(reply, request_id, fault, self.chunk_delay)
         else:
             data = reply.model_dump(mode="json", exclude_none=True)
             data.setdefault("stop_sequence", None)  # null, not missing, as the API sends it
-            h.send(Answer(200, data), request_id)
+            await ex.send(Answer(200, data), request_id)
+
+
+def parse(raw: bytes, max_depth: int) -> tuple[Any, str | None]:
+    """The JSON body, and what is wrong with it if it cannot be answered."""
+    try:
+        body = json.loads(raw or b"null")
+    except (ValueError, RecursionError):  # not JSON, or not UTF-8 (UnicodeDecodeError)
+        # The API's wording for a body that is not JSON is not public (agentlab's).
+        return None, "The request body is not valid JSON."
+    if too_deep(body, max_depth):
+        # The API's limit and wording for nesting are not public (agentlab's).
+        return None, "The request body is nested too deeply."
+    if b"\\u" in raw:
+        try:
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return None, _surrogate_error(raw)
+    return body, None
+
+
+# A \uD800-\uDBFF escape with no \uDC00-\uDFFF escape after it, or a lone low one
+# (an even number of backslashes before it: the escape is not itself escaped).
+_LONE = re.compile(
+    rb"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+
+
+def _surrogate_error(raw: bytes) -> str:
+    """The API's 400 for a lone surrogate, as widely quoted in public reports (e.g.
+    github.com/anthropics/claude-code/issues/2108, 2025-06-15): "The request body is
+    not valid JSON: no low surrogate in string: line 1 column 50086 (char 50085)".
+    Where exactly the API's position points is not public: here, at the escape."""
+    found = _LONE.search(raw)
+    at = len(raw[: found.start(1)].decode("utf-8", "replace")) if found else 0
+    text = raw.decode("utf-8", "replace")
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return (
+        f"The request body is not valid JSON: no low surrogate in string: "
+        f"line {line} column {column} (char {at})"
+    )
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn's server, run from a thread: ``ready`` is set once it has started
+    (``started``) or failed to; ``finish()`` stops it at once from any thread."""
+
+    def __init__(self, app: FakeMessagesServer, limits: Limits):
+        room, backlog = open_file_room(limits.max_connections)
+        protocol = type("Bound", (Protocol,), {"limits": limits, "room": room})
+        config = uvicorn.Config(
+            app,
+            http=protocol,
+            ws="none",
+            lifespan="off",
+            loop="asyncio",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+            timeout_keep_alive=limits.idle_timeout,  # type: ignore[arg-type]
+            backlog=backlog,
+        )
+        super().__init__(config)
+        self.ready = threading.Event()
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def startup(self, sockets: Any = None) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            await super().startup(sockets)
+            for sock in sockets or []:
+                # The kernel may queue many more connections than asyncio accepts
+                # in one turn (config.backlog, kept small: see open_file_room).
+                sock.listen(1024)
+        finally:
+            self.ready.set()
+
+    async def main_loop(self) -> None:
+        ticks = 0
+        while not await self.on_tick(ticks):  # on_tick refreshes the Date header
+            ticks += 10
+            assert self._wake is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 1.0)
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        for server in self.servers:
+            server.close()
+        for connection in list(self.server_state.connections):
+            connection.abort()  # type: ignore[union-attr]
+
+    def finish(self) -> None:
+        self.should_exit = True
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has ended already
+                self._loop.call_soon_threadsafe(self._wake.set)
 
 
 def _model_info(model: str) -> dict[str, Any]:
