@@ -230,8 +230,12 @@ def execute(
     except StopIteration as end:
         return end.value
     except Interrupted:
-        if audit is not None and running is not None:  # the call that was running counts too
-            audit.append(_stopped_call(running))
+        if running is not None:  # the call that was running counts too, as what really started
+            record = _stopped_call(running)
+            audit.append(record) if audit is not None else None
+            on_event(
+                Event("tool_end", {"tool_use": running["tool_use"], **record})
+            ) if on_event else None
         raise
 
 
@@ -393,7 +397,6 @@ def steps(
     asked before each request, names a budget used up ("" for none); ``run``
     carries on a run a limit ended (``AgentLoop`` passes it).
     """
-    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     table, definitions = _table(tools), tool_params(_tools(tools))
     body = _body(messages, system, definitions, options.pop("model", None), DEFAULT_MAX_TOKENS)
     body.update({"cache_control": {"type": "ephemeral"}} if cache else {}, **options)
@@ -450,6 +453,7 @@ def steps(
 def _requested(client: Any, body: dict[str, Any], stream: bool) -> Generator[Event, Any, Any]:
     """Stage 1 inside the loop: the request, its streamed text as events. A failed
     request yields an ``error`` event (send True to try again) and raises RequestError."""
+    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
     while True:
         try:
             if not stream:

@@ -28,9 +28,9 @@ from agentlab.loop import (
     Event,
     Interrupted,
     Stage,
+    _stopped_call,
     append,
     steps,
-    _stopped_call,
 )
 from agentlab.tools.policy import Verdict, as_verdict
 from agentlab.usage import over_budget, usage_of
@@ -293,9 +293,11 @@ class AgentLoop:
                 error = raised
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
             error = Interrupted([], t("loop.interrupted")).with_traceback(error.__traceback__)
-        if self._running is not None:  # the call that was running counts too
-            self.audit.append(_stopped_call(self._running))
-            self._running = None
+        running, self._running = self._running, None
+        if running is not None:  # the call that was running counts too, as what really started
+            self.audit.append(_stopped_call(running))
+            if self._listeners:
+                self._emit(Event("tool_end", {"tool_use": running["tool_use"], **self.audit[-1]}))
         answered = bool(self.messages) and self.messages[-1] is not self._last  # results added
         if self.stage == "done" and not answered:
             return error  # the loop had already ended: it stays as it was
