@@ -1,5 +1,7 @@
 """Errors a student meets, worded so they can act on them.
 
+- Ctrl-C while the loop ran (``Interrupted``, carrying the results that answer
+  every tool call of the turn);
 - a failed model request (``RequestError``, ``explain_error``);
 - a stage given the wrong argument (``wrong_history``, ``wrong_reply``,
   ``tool_use_list``): mixing up the pieces is the most common slip when writing
@@ -16,8 +18,27 @@ from typing import Any, NoReturn
 
 from agentlab.i18n import t
 
-__all__ = ["RequestError", "explain_error", "is_request_failure", "tool_use_list", "wrong_history"]
+__all__ = [
+    "Interrupted",
+    "RequestError",
+    "explain_error",
+    "is_request_failure",
+    "tool_use_list",
+    "wrong_history",
+]
 __all__ += ["wrong_reply"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or the notebook's stop button) while the loop ran.
+
+    ``results`` answers every tool call of the turn (the unfinished ones with
+    ``is_error`` "interrupted" results), ready to append so the history stays valid.
+    """
+
+    def __init__(self, results: list[dict[str, Any]], message: str | None = None):
+        super().__init__(message or t("loop.interrupted"))
+        self.results = results
 
 
 class RequestError(RuntimeError):

@@ -21,6 +21,7 @@ import importlib
 import json
 import math
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -31,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.schema import _MESSAGE_KEYS, TOOL_USE_ID, _block_kind  # shapes a loop writes
 from agentlab.usage import USAGE_KEYS, usage_of
 
 __all__ = [
@@ -427,7 +427,7 @@ def _thinking_prefix(messages: Sequence[Any]) -> list[Problem]:
     prefix check of preserved thinking). Only the offline emulator
     (``agentlab.fakeapi.thinking``) writes signatures agentlab can read, so when it
     is not loaded there is nothing to check; the core does not import it."""
-    thinking = sys.modules.get("agentlab.fakeapi.thinking")
+    thinking: Any = sys.modules.get("agentlab.fakeapi.thinking")
     found = None if thinking is None else thinking.prefix_mismatch(messages)
     if found is None:
         return []
@@ -470,6 +470,42 @@ def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> lis
     problems += _check_pair(i, prev, message, pending_ok)
     problems += _check_pair(i + 1, message, None, pending_ok)
     return problems
+
+
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_TEXT_KEYS = frozenset({"type", "text"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
+# The pattern the API holds a tool_use id to. Its 400 reads "messages.1.content.1.tool_use.id:
+# String should match pattern '^[a-zA-Z0-9_-]+$'", as quoted from the real API (with request
+# ids) in github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
+# github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); Anthropic's docs do not state it.
+TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_ID_OK = TOOL_USE_ID.fullmatch
+
+
+def _block_kind(b: Any) -> str | None:
+    """The type of block ``b`` if it is one a loop writes every turn (text,
+    tool_use, tool_result, thinking) and well formed; None otherwise."""
+    if type(b) is not dict:
+        return None
+    kind, keys = b.get("type"), b.keys()
+    if kind == "text":
+        ok = keys == _TEXT_KEYS and type(b["text"]) is str
+    elif kind == "tool_use":
+        ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
+        ok = ok and type(b["id"]) is str and _ID_OK(b["id"]) is not None and type(b["name"]) is str
+    elif kind == "tool_result":
+        ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
+        ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
+        ok = ok and type(b.get("is_error", False)) is bool
+    elif kind == "thinking":
+        ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
+        ok = ok and type(b["signature"]) is str
+    else:
+        return None
+    return kind if ok else None
 
 
 def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:

@@ -15,23 +15,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Generator, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from agentlab.errors import RequestError
+from agentlab.errors import Interrupted, RequestError
+from agentlab.harness import Event, stopped_call, with_default
 from agentlab.history import LoopResult
 from agentlab.i18n import t
-from agentlab.loop import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_SYSTEM,
-    ENDINGS,
-    Decision,
-    Event,
-    Interrupted,
-    Stage,
-    _stopped_call,
-    append,
-    steps,
-)
+from agentlab.loop import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM, Decision, append, steps
 from agentlab.tools.policy import Verdict, as_verdict
 from agentlab.usage import over_budget, usage_of
 
@@ -40,13 +31,17 @@ if TYPE_CHECKING:
 
 __all__ = ["ENDINGS", "AgentLoop", "Stage"]
 
+Stage = Literal["request", "decide", "execute", "append", "done"]
+# Why a loop ended. "model": the model's stop_reason ended it (read ``stop_reason``);
+# the others are agentlab's own endings, never API stop reasons.
+ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
 _APPROVED = Verdict.approve()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _answering(method: F) -> F:
-    """Ctrl-C or an error anywhere in ``method``: the loop answers every tool call, then
-    ends. A failed request is raised as it is: nothing was added, it can be tried again."""
+    """Ctrl-C or an error in ``method``: every tool call answered, the loop ended (a failed
+    request is raised as it is: nothing was added, the same request can be sent again)."""
 
     @functools.wraps(method)
     def answering(self: AgentLoop, *args: Any) -> Any:
@@ -61,39 +56,24 @@ def _answering(method: F) -> F:
 
 
 class AgentLoop:
-    """The loop as a stepper: ``.step()`` runs one stage, ``.turn()`` one model
-    turn, ``.run()`` to the end. ``.stage`` names what comes next.
+    """The loop as a stepper: ``.step()`` runs one stage, ``.turn()`` one model turn,
+    ``.run()`` to the end; ``.stage`` names what comes next. ``.subscribe(fn)``: every
+    event the loop yields reaches ``fn``."""
 
-    Views subscribe with ``.subscribe(fn)``; every event the loop yields reaches them.
-    """
-
-    def __init__(
-        self,
-        client: Any,
-        messages: list[Any] | str | None = None,
-        *,
-        tools: Iterable[Any] | None = None,
-        system: str | None = DEFAULT_SYSTEM,
-        model: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_turns: int = 20,
-        approve: Callable[[Any], Any] | None = None,
-        stream: bool = False,
-        on_event: Callable[[Event], None] | None = None,
-        max_total_tokens: int | None = None,
-        max_cost: float | None = None,
-        cache: bool = False,
-        **params: Any,
-    ):
+    # fmt: off
+    def __init__(self, client: Any, messages: list[Any] | str | None = None, *,
+                 tools: Iterable[Any] | None = None, system: str | None = DEFAULT_SYSTEM,
+                 model: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 max_turns: int = 20, approve: Callable[[Any], Any] | None = None,
+                 stream: bool = False, on_event: Callable[[Event], None] | None = None,
+                 max_total_tokens: int | None = None, max_cost: float | None = None,
+                 cache: bool = False, **params: Any):
+        # fmt: on
         if client is None:
             raise TypeError("AgentLoop needs a client: AgentLoop(al.connect(), ...)")
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        if tools is None:
-            from agentlab.tools import bash  # the lesson's one tool
-
-            tools = [bash]
-        self.client, self.tools = client, list(tools)
+        self.client, self.tools = client, list(with_default(tools))
         self.messages: list[Any] = messages if isinstance(messages, list) else []
         if isinstance(messages, str):
             append(self.messages, messages)
@@ -112,6 +92,9 @@ class AgentLoop:
         self.audit: list[dict[str, Any]] = []  # one record per tool call: what ran, verdict, time
         self.error: RequestError | None = None
         self.stopped_at: str | None = None  # the stage an interrupt or error stopped
+        self.stop_reason: str | None = None  # the API's value, from the last reply
+        self.ended: str | None = None  # one of ENDINGS once the loop is done
+        self.explanation = ""
         self._start(LoopResult(self.messages, start=max(0, len(self.messages) - 1)))
 
     def _start(self, run: LoopResult, quiet: bool = True) -> None:
@@ -121,20 +104,11 @@ class AgentLoop:
         self._running: dict[str, Any] | None = None
         self._last = self.messages[-1] if self.messages else None
         self._gen: Generator[Event, Any, None] | None = steps(
-            self.messages,
-            self.client,
-            tools=self.tools,
-            system=self.system,
-            max_turns=self.max_turns,
-            approve=self._verdict,
-            budget=self._over_budget,
-            stream=self.stream,
-            cache=self.cache,
-            run=run,
-            model=self.model,
-            max_tokens=self.max_tokens,
+            self.messages, self.client, tools=self.tools, system=self.system, run=run,
+            max_turns=self.max_turns, approve=self._verdict, budget=self._over_budget,
+            stream=self.stream, cache=self.cache, model=self.model, max_tokens=self.max_tokens,
             **self.params,
-        )
+        )  # fmt: skip
         self.stage: Stage = "request"
         self._next: Event | None = None
         self._advance(quiet)
@@ -151,6 +125,11 @@ class AgentLoop:
         for fn in list(self._listeners):
             fn(event)
 
+    def _told(self) -> None:
+        """Tell the views of a message the stepper added itself (not one the loop yielded)."""
+        index = len(self.messages) - 1
+        self._emit(Event("append", {"message": self.messages[-1], "index": index}))
+
     def _advance(self, quiet: bool = False) -> None:
         """Run the loop to the start of its next stage, keeping what the events say."""
         assert self._gen is not None
@@ -164,31 +143,27 @@ class AgentLoop:
             if kind == "stage":
                 self.stage, self._next = data["stage"], event
                 return
+            if kind in ("response", "decision", "results", "error"):  # the last of each is kept
+                setattr(self, kind, data[kind])
             if kind == "response":
-                self.response, self.stop_reason = data["response"], data["response"].stop_reason
-                self.replies.append(self.response.usage)
-                self.error = None
-            elif kind == "decision":
-                self.decision = data["decision"]
-            elif kind == "results":
-                self.results = data["results"]
-            elif kind == "tool_start":
-                self._running = data
-            elif kind == "tool_end":
-                self._running = None
-                self.audit.append({k: v for k, v in data.items() if k != "tool_use"})
+                self.stop_reason, self.error = data["response"].stop_reason, None
+                self.replies.append(data["response"].usage)
+            elif kind == "tool_start" or kind == "tool_end":
+                self._running = data if kind == "tool_start" else None
+                if kind == "tool_end":
+                    self.audit.append({k: v for k, v in data.items() if k != "tool_use"})
             elif kind == "append":
                 self._last = data["message"]  # the last message views were told of
                 self.results = None if data["message"]["role"] == "user" else self.results
-            elif kind == "error":
-                self.error, self._retry = data["error"], True
             elif kind == "done":
                 self.stage, self._next = "done", None
+                self.ended, self.explanation = data["ended"], data["explanation"]
             if self._listeners and not quiet and (kind != "approval" or self.approve is not None):
                 self._emit(event)
             if kind == "approval":  # the loop waits for a verdict: send it back
                 answer = self._verdict(data["tool_use"])
             if kind == "error":
+                self._retry = True  # the next step sends the request again
                 raise data["error"]
             if kind == "done":  # let the loop return, so nothing is left suspended
                 gen, self._gen = self._gen, None
@@ -214,32 +189,6 @@ class AgentLoop:
     @property
     def turns(self) -> int:
         return len(self.replies)
-
-    @property
-    def stop_reason(self) -> str | None:
-        """The API's value, from the last reply."""
-        return self._run.stop_reason
-
-    @stop_reason.setter
-    def stop_reason(self, value: str | None) -> None:
-        self._run.stop_reason = value
-
-    @property
-    def ended(self) -> str | None:
-        """One of ENDINGS once the loop is done."""
-        return self._run.ended
-
-    @ended.setter
-    def ended(self, value: str | None) -> None:
-        self._run.ended = value
-
-    @property
-    def explanation(self) -> str:
-        return self._run.explanation
-
-    @explanation.setter
-    def explanation(self, value: str) -> None:
-        self._run.explanation = value
 
     @property
     def turn_usage(self) -> list[dict[str, int]]:
@@ -295,25 +244,22 @@ class AgentLoop:
             error = Interrupted([], t("loop.interrupted")).with_traceback(error.__traceback__)
         running, self._running = self._running, None
         if running is not None:  # the call that was running counts too, as what really started
-            self.audit.append(_stopped_call(running))
+            self.audit.append(stopped_call(running))
             if self._listeners:
                 self._emit(Event("tool_end", {"tool_use": running["tool_use"], **self.audit[-1]}))
         answered = bool(self.messages) and self.messages[-1] is not self._last  # results added
         if self.stage == "done" and not answered:
             return error  # the loop had already ended: it stays as it was
         self._gen, self.stage, self.stopped_at, self.results = None, "done", stage, None
+        where, what = t(f"stage.{stage}"), f"{type(error).__name__}: {error}"
         if isinstance(error, Interrupted):
             n = len(error.results) if answered else 0
-            self.ended = "interrupted"
-            self.explanation = t("loopcore.interrupted", stage=t(f"stage.{stage}"), n=n)
+            self.ended, self.explanation = "interrupted", t("loopcore.interrupted", stage=where, n=n)
         else:
-            what = f"{type(error).__name__}: {error}"
-            self.ended = "error"
-            self.explanation = t("loopcore.failed", stage=t(f"stage.{stage}"), error=what)
+            self.ended, self.explanation = "error", t("loopcore.failed", stage=where, error=what)
         if self._listeners:
             if answered:
-                index = len(self.messages) - 1
-                self._emit(Event("append", {"message": self.messages[-1], "index": index}))
+                self._told()
             done = {"ended": self.ended, "reason": self.stop_reason}
             self._emit(Event("done", {**done, "explanation": self.explanation}))
         return error
@@ -324,9 +270,8 @@ class AgentLoop:
             raise RuntimeError(f"finish the current turn first (next stage: {self.stage})")
         append(self.messages, task)
         if self._listeners:
-            message = self.messages[-1]
-            self._emit(Event("append", {"message": message, "index": len(self.messages) - 1}))
-        self.stopped_at = None
+            self._told()
+        self.stopped_at, self.stop_reason, self.ended, self.explanation = None, None, None, ""
         self._start(LoopResult(self.messages, start=len(self.messages) - 1))  # max_turns: per task
         return self
 
@@ -338,19 +283,10 @@ class AgentLoop:
             self._emit(Event("reset", {}))
 
     def result(self) -> LoopResult:
-        run = self._run
-        text = run.final_text()
-        return LoopResult(
-            self.messages,
-            text,
-            self.stop_reason,
-            self.turns,
-            list(self.replies),
-            self.explanation,
-            run.start,
-            self.ended,
-            run.model,
-        )
+        """The run of the current task, with the loop's counts (turns: of every task)."""
+        text, replies, how = self._run.final_text(), list(self.replies), self.explanation
+        run = replace(self._run, text=text, replies_usage=replies, explanation=how)
+        return replace(run, stop_reason=self.stop_reason, turns=self.turns, ended=self.ended)
 
     def __repr__(self) -> str:
         return f"AgentLoop(stage={self.stage!r}, turns={self.turns}, messages={len(self.messages)})"
