@@ -43,6 +43,7 @@ __all__ = [
     "as_dict",
     "as_message",
     "blocks",
+    "cache_points",
     "check_at",
     "check_next",
     "final_text",
@@ -332,10 +333,26 @@ def _check_pair(i: int, prev: Any, message: Any | None, pending_ok: bool) -> lis
     wanted = _ids(prev_blocks, "tool_use", "id")
     cur = blocks(message) if message is not None and _role(message) == "user" else []
 
-    # Results the model did not ask for (checked whatever came before).
+    # Results the model did not ask for (checked whatever came before), and a second result
+    # for one call: "messages.10.content.1: each tool_use must have a single result. Found
+    # multiple `tool_result` blocks with id: toolu_..." as the live API answers it, quoted in
+    # github.com/anthropics/claude-code/issues/14110 (2025-12-16).
+    answered_ids: set[str] = set()
     for k, b in enumerate(cur):
         if b.get("type") != "tool_result" or "tool_use_id" not in b:
             continue  # a missing id is a shape error (_check_message)
+        if str(b.get("tool_use_id")) in answered_ids:
+            problems.append(
+                Problem(
+                    f"messages.{i}.content.{k}: each tool_use must have a single result. Found "
+                    f"multiple `tool_result` blocks with id: {b.get('tool_use_id')}",
+                    t("hint.duplicate_result"),
+                    i,
+                    "duplicate_result",
+                )
+            )
+            continue
+        answered_ids.add(str(b.get("tool_use_id")))
         if str(b.get("tool_use_id")) not in wanted:
             problems.append(
                 Problem(
@@ -417,9 +434,40 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         else:
             problems += _check_pair(0, None, message, pending_ok)
     problems += _check_pair(len(messages), messages[-1], None, pending_ok)
+    problems += cache_points(messages)
     if not problems:
         problems += _thinking_prefix(messages)
     return problems
+
+
+MAX_CACHE_POINTS = 4
+
+
+def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None) -> list[Problem]:
+    """More than four blocks marked ``cache_control`` in one request (tools, system and
+    messages together): "A maximum of 4 blocks with cache_control may be provided.
+    Found 5." as the live API answers it, quoted in
+    github.com/griffinmartin/opencode-claude-auth/issues/121 (2026-04-03) and
+    github.com/VicBilibily/GCMP/pull/83 (2026-02-16). The top-level ``cache_control``
+    (automatic caching) is not counted here: whether it takes one of the four is not public."""
+    found = 0
+    for block in [*(tools or []), *(system if isinstance(system, list) else [])]:
+        found += isinstance(block, Mapping) and "cache_control" in block
+    for message in messages:
+        for b in blocks(message) if isinstance(message, Mapping) else []:
+            found += "cache_control" in b
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            found += sum(
+                isinstance(x, Mapping) and "cache_control" in x
+                for x in inner or []
+                if not isinstance(inner, str)
+            )
+    if found <= MAX_CACHE_POINTS:
+        return []
+    text = (
+        f"A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
+    )
+    return [Problem(text, t("hint.cache_points"), None, "cache_points")]
 
 
 def _thinking_prefix(messages: Sequence[Any]) -> list[Problem]:
