@@ -211,3 +211,14 @@ def test_getting_started_ends_with_the_answer_and_a_readable_history(
     assert "tool_result" in out or "tool_use" in out  # the history, as Markdown
     assert out.rstrip().endswith("[]")  # and nothing the API would refuse
     assert "{'role'" not in out  # not a raw list echo
+
+
+def test_the_readmes_python_example_runs_offline(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    text = (ROOT / "README.md").read_text("utf-8")
+    block = text.split("## Use it from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # the same system and tools every request
+    assert scope["al"].validate(scope["messages"]) == []
+    assert scope["messages"][-1]["role"] == "assistant"
