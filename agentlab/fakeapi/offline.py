@@ -328,7 +328,7 @@ class ScriptedClient:
         self._thought: set[str] = set()
         self._counted: tuple[int, int, Any, Any] = (0, 0, None, None)  # see _input_tokens
 
-    def _reply(self, params: dict[str, Any]) -> Message:
+    def _reply(self, params: dict[str, Any], beta: bool = False) -> Message:
         if type(params.get("messages")) is list:  # what was sent, kept as it was then
             params = {**params, "messages": list(params["messages"])}
         if self.check:
@@ -336,7 +336,7 @@ class ScriptedClient:
             if missing:
                 raise not_found(missing)
             errors = check_request(
-                params, seen=self._seen, paused=self._paused, thought=self._thought
+                params, seen=self._seen, paused=self._paused, thought=self._thought, beta=beta
             )
             if errors:
                 raise bad_request(errors[0], params)
@@ -449,7 +449,8 @@ class ScriptedClient:
             # _thread_state); the API's exact wording is not known to us.
             lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
             return httpx2.Response(404, json=lost, headers=headers)
-        message = self._reply(full)
+        # Beta fields (fallbacks, context_management...) come with an anthropic-beta header.
+        message = self._reply(full, beta="anthropic-beta" in request.headers)
         if threaded:
             self._threads.keep(full, message)
         if not stream:
