@@ -326,9 +326,10 @@ class ScriptedClient:
         # on one is a continuation, not a prefill) and tool calls made with thinking.
         self._paused: set[str] = set()
         self._thought: set[str] = set()
+        self._beta = False  # the request being answered came with an anthropic-beta header
         self._counted: tuple[int, int, Any, Any] = (0, 0, None, None)  # see _input_tokens
 
-    def _reply(self, params: dict[str, Any], beta: bool = False) -> Message:
+    def _reply(self, params: dict[str, Any]) -> Message:
         if type(params.get("messages")) is list:  # what was sent, kept as it was then
             params = {**params, "messages": list(params["messages"])}
         if self.check:
@@ -336,7 +337,11 @@ class ScriptedClient:
             if missing:
                 raise not_found(missing)
             errors = check_request(
-                params, seen=self._seen, paused=self._paused, thought=self._thought, beta=beta
+                params,
+                seen=self._seen,
+                paused=self._paused,
+                thought=self._thought,
+                beta=self._beta,
             )
             if errors:
                 raise bad_request(errors[0], params)
@@ -450,7 +455,11 @@ class ScriptedClient:
             lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
             return httpx2.Response(404, json=lost, headers=headers)
         # Beta fields (fallbacks, context_management...) come with an anthropic-beta header.
-        message = self._reply(full, beta="anthropic-beta" in request.headers)
+        self._beta = "anthropic-beta" in request.headers
+        try:
+            message = self._reply(full)
+        finally:
+            self._beta = False
         if threaded:
             self._threads.keep(full, message)
         if not stream:
