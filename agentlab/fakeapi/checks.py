@@ -103,7 +103,9 @@ def check_request(
     then known fields). ``seen`` is the message list of an earlier request that
     passed: when the new history still starts with those very objects, only
     the new messages are checked, so a long conversation costs the same per
-    turn as a short one.
+    turn as a short one. (Not so for preserved thinking's prefix check: it
+    re-reads everything before the last bound thinking block, since an edit in
+    place must be found; about 20 ms for 900 messages on the test machine.)
 
     ``paused`` holds the ``fingerprint`` of every ``pause_turn`` reply the
     caller gave out: a history that ends on one of those is a paused turn sent
