@@ -536,7 +536,7 @@ for path in found:
         client.load_connection_file(path)
         client.start_channels()
         client.execute(f"open({sys.argv[2]!r}, 'w').write('pwned')")
-        client.shell_channel.socket.close(linger=5000)  # returns once the message is sent
+        client.shell_channel.socket.close(linger=30000)  # returns once the message is sent
         print("queued on", path)
     except OSError as e:
         print("cannot read", path, e)
@@ -562,8 +562,13 @@ def _attack_from_a_kernel(tmp_path: Path, sandbox: bool) -> tuple[str, bool]:
         )
         reply = client.execute_interactive(code, timeout=60, output_hook=_keep(out := []))
         assert reply["content"]["status"] == "ok"
-        # Anything queued meanwhile runs before the next cell: wait for that cell.
+        # Anything queued meanwhile runs before the next cell: wait for that cell. Without the
+        # sandbox the queued code must run: wait for its file (a loaded machine may deliver
+        # the attacker's message after our first cell), up to a bound.
         client.execute_interactive("pass", timeout=30, output_hook=lambda msg: None)
+        deadline = time.monotonic() + 60
+        while not sandbox and not marker.exists() and time.monotonic() < deadline:
+            client.execute_interactive("pass", timeout=30, output_hook=lambda msg: None)
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
