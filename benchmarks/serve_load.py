@@ -10,13 +10,24 @@ runs it) on 127.0.0.1 and runs two phases against it:
 2. 500 students at once, fewer turns each, so the run stays within minutes
    on a 2-core machine.
 
+3. the attacks a student could make on a shared server, one after another,
+   each with its figure (what the server answered, how long it took, the
+   server's peak memory), while one more student keeps asking and must be
+   served: a chunk size of -1, one endless chunk (300 MB sent against the
+   32 MB cap), ``Content-Length: ²``, a Content-Length larger than the body,
+   invalid UTF-8 and a lone surrogate in JSON, 400 clients that never finish
+   their headers, a thread grown past the store's bound, a student continuing
+   another's thread, and 300 idle half-sent requests against a server whose
+   open-file limit is 256.
+
 For each phase it prints requests per second, p50/p99 latency, errors, and
-the server's memory (resident set) before and after. Goals (issue 12): 0
-errors, p99 < 1 s at 100 students, memory back to within 10 MB of the start,
-and idle or slow connections never keeping others out.
+the server's memory (resident set) before and after. Goals: 0 errors, p99 <
+1 s at 100 students, memory back to within 10 MB of the start, and idle or
+slow connections never keeping others out.
 
     python benchmarks/serve_load.py            # about a minute or two
     python benchmarks/serve_load.py --quick    # fewer students, for a smoke run
+    python benchmarks/serve_load.py --attacks  # the attacks only
 
 Only 127.0.0.1 is contacted; the server is stopped at the end, and every
 phase has a time limit, so the script always ends by itself.
@@ -31,8 +42,10 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -60,11 +73,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
+def start_server(nofile: int | None = None) -> tuple[subprocess.Popen[str], str]:
+    """``agentlab serve`` on a free port (``nofile``: its open-file limit)."""
+    import resource
+
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentlab.fakeapi.server", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+        stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT, preexec_fn=limit,
     )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -217,10 +238,228 @@ async def big_beside_small(url: str) -> tuple[float, float]:
     return max(times[1:]), times[0]
 
 
+# ---------------------------------------------------------------------------
+# Attacks
+# ---------------------------------------------------------------------------
+
+REQUEST = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+REQUEST += b"anthropic-version: 2026-10-21\r\nx-api-key: attacker\r\nconnection: close\r\n"
+SMALL = json.dumps({"model": MODEL, "max_tokens": 10,
+                    "messages": [{"role": "user", "content": "hi"}]}).encode()  # fmt: skip
+
+
+async def exchange(url: str, data: bytes, wait: float = 40.0) -> tuple[str, float]:
+    """Send raw bytes; the status line the server answered ("closed" if none), and when."""
+    host, port = url.removeprefix("http://").split(":")
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(data)
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), wait)
+        answer = await asyncio.wait_for(reader.read(), 5)  # the server closes after an error
+        error = json.loads(answer.partition(b"\r\n\r\n")[2] or b"{}").get("error", {})
+        kind = (error.get("details") or {}).get("error_code") or error.get("type", "")
+        status = line.decode().split(" ")[1] if line else "closed"
+        return f"{status} {kind}".strip(), time.perf_counter() - start
+    except (ConnectionError, TimeoutError):
+        return "closed", time.perf_counter() - start
+    finally:
+        writer.close()
+
+
+async def endless_chunk(url: str, total: int) -> tuple[str, int]:
+    """One chunk that claims 4 GB, then ``total`` bytes of it: the answer and bytes sent."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(REQUEST + b"transfer-encoding: chunked\r\n\r\nffffffff\r\n")
+    piece, sent, status = b"x" * (1 << 20), 0, "closed"
+    answer = asyncio.ensure_future(reader.readline())
+    try:
+        while sent < total and not answer.done():
+            writer.write(piece)
+            await writer.drain()
+            sent += len(piece)
+        line = await asyncio.wait_for(answer, 10)
+        status = line.decode().split(" ")[1] if line else "closed"
+    except (ConnectionError, TimeoutError):
+        pass
+    finally:
+        answer.cancel()
+        writer.close()
+    return status, sent
+
+
+async def student_meanwhile(url: str, stop: asyncio.Event, lat: list[float], errors: list) -> None:
+    """One more student asking every 0.2 s while an attack runs."""
+    async with httpx2.AsyncClient(base_url=url, headers=HEADERS, timeout=30) as http:
+        while not stop.is_set():
+            start = time.perf_counter()
+            try:
+                answer = await http.post("/v1/messages", content=SMALL)
+                if answer.status_code != 200:
+                    errors.append(answer.status_code)
+                lat.append(time.perf_counter() - start)
+            except Exception as e:  # a benchmark counts failures, whatever they are
+                errors.append(type(e).__name__)
+            await asyncio.sleep(0.2)
+
+
+async def never_finished(url: str, count: int, after: float) -> int:
+    """``count`` clients that open and never finish their headers (half of them send
+    some): how many are still connected ``after`` seconds."""
+    host, port = url.removeprefix("http://").split(":")
+    pairs = [await asyncio.open_connection(host, int(port)) for _ in range(count)]
+    for _, writer in pairs[::2]:
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+    await asyncio.sleep(after)
+    still = 0
+    for reader, writer in pairs:
+        try:
+            still += not (await asyncio.wait_for(reader.read(1), 0.01) == b"")
+        except TimeoutError:
+            still += 1  # nothing to read and not closed: still connected
+        except ConnectionError:
+            pass
+        writer.close()
+    return still
+
+
+async def grown_thread(url: str, size: int, times: int) -> tuple[list[int], str]:
+    """A thread continued ``times`` times with ``size`` bytes each: the statuses, and
+    what the server answered a second student continuing the first one's thread."""
+    beta = {**HEADERS, "anthropic-beta": "message-threads-2026-08-12"}
+    statuses: list[int] = []
+    async with httpx2.AsyncClient(base_url=url, timeout=60) as http:
+        body = {"model": MODEL, "max_tokens": 10, "thread": {"type": "create"},
+                "messages": [{"role": "user", "content": "hi"}]}  # fmt: skip
+        first = (await http.post("/v1/messages", json=body, headers=beta)).json()["id"]
+        other = {**body, "thread": {"type": "continue", "previous_message_id": first}}
+        stolen = await http.post("/v1/messages", json=other, headers={**beta, "x-api-key": "b"})
+        previous = first
+        for _ in range(times):
+            body = {**body, "thread": {"type": "continue", "previous_message_id": previous},
+                    "messages": [{"role": "user", "content": "y" * size}]}  # fmt: skip
+            answer = await http.post("/v1/messages", json=body, headers=beta)
+            statuses.append(answer.status_code)
+            if answer.status_code != 200:
+                break
+            previous = answer.json()["id"]
+    code = stolen.json().get("error", {}).get("details", {}).get("error_code", "")
+    return statuses, f"{stolen.status_code} {code}"
+
+
+def peak_rss(pid: int, stop: threading.Event, peak: list[float]) -> None:
+    while not stop.wait(0.02):
+        peak[0] = max(peak[0], rss_mb(pid))
+
+
+async def attack(url: str, pid: int, name: str, run: Any) -> None:
+    """Run one attack beside a student; print its figure, the student's, and memory."""
+    lat: list[float] = []
+    errors: list = []
+    stop = asyncio.Event()
+    before, peak = rss_mb(pid), [rss_mb(pid)]
+    watch, done = threading.Event(), None
+    watcher = threading.Thread(target=peak_rss, args=(pid, watch, peak), daemon=True)
+    watcher.start()
+    beside = asyncio.create_task(student_meanwhile(url, stop, lat, errors))
+    try:
+        done = await run
+    finally:
+        stop.set()
+        await beside
+        watch.set()
+        watcher.join()
+    lat.sort()
+    worst = f"{lat[-1] * 1000:.0f} ms" if lat else "-"
+    print(f"  {name}: {done}")
+    print(f"      student beside it: {len(lat)} requests, {len(errors)} errors, slowest {worst}; "
+          f"server {before:.0f} MB before, peak {peak[0]:.0f} MB")  # fmt: skip
+
+
+async def statuses(url: str, data: bytes, times: int) -> str:
+    seen = [s for s, _ in await asyncio.gather(*[exchange(url, data) for _ in range(times)])]
+    return ", ".join(f"{seen.count(s)} x {s}" for s in sorted(set(seen)))
+
+
+async def attacks(url: str, pid: int) -> None:
+    chunked = REQUEST + b"transfer-encoding: chunked\r\n\r\n"
+    surrogate = SMALL.replace(b'"hi"', b'"\\ud800"')
+    latin1 = SMALL.replace(b'"hi"', b'"caf\xe9"')
+
+    def sized(body: bytes, length: str | int) -> bytes:
+        return REQUEST + f"content-length: {length}\r\n\r\n".encode() + body
+
+    async def timed(data: bytes) -> str:
+        status, took = await exchange(url, data)
+        return f"{status} after {took:.1f} s"
+
+    async def crowd() -> str:
+        still = await never_finished(url, 400, 15.0)
+        return f"{still} of 400 still connected after 15 s"
+
+    async def endless() -> str:
+        status, sent = await endless_chunk(url, 300 << 20)
+        return f"{status} after {sent >> 20} MB of 300 sent (cap 32 MB)"
+
+    async def thread() -> str:
+        codes, stolen = await grown_thread(url, 1 << 20, 50)
+        return (f"{codes.count(200)} continues of 1 MB kept, then {codes[-1]} (a thread is "
+                f"kept up to 8 MB, the store up to 64 MB; the SDK resends); another key "
+                f"continuing it: {stolen}")  # fmt: skip
+
+    print("\nattacks (each beside one more student asking every 0.2 s):")
+    plan = [
+        ("chunk size -1, 20 times", statuses(url, chunked + b"-1\r\n" + SMALL, 20)),
+        ("one endless chunk, 300 MB", endless()),
+        ("Content-Length: ², 20 times", statuses(url, sized(SMALL, "²"), 20)),
+        ("Content-Length 50 bytes more than the body", timed(sized(SMALL, len(SMALL) + 50))),
+        ("invalid UTF-8, 20 times", statuses(url, sized(latin1, len(latin1)), 20)),
+        ("a lone surrogate, 20 times", statuses(url, sized(surrogate, len(surrogate)), 20)),
+        ("400 clients that never finish their headers", crowd()),
+        ("a thread grown by continue", thread()),
+    ]
+    for name, run in plan:
+        await attack(url, pid, name, run)
+
+
+async def crowd_at_the_file_limit() -> None:
+    """300 idle half-sent requests against a server whose open-file limit is 256."""
+    proc, url = start_server(nofile=256)
+    try:
+        host, port = url.removeprefix("http://").split(":")
+        pairs = []
+        for _ in range(300):
+            pair = await asyncio.open_connection(host, int(port))
+            pair[1].write(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+            pairs.append(pair)
+        lat: list[float] = []
+        errors: list[str] = []
+        await phase_students(url, 20, lat, errors)
+        fds = len(os.listdir(f"/proc/{proc.pid}/fd"))
+        lat.sort()
+        print(f"  300 idle half-sent requests, open-file limit 256: 20 students served, "
+              f"{len(errors)} errors, slowest {lat[-1] * 1000:.0f} ms; the server holds {fds} "
+              "files")  # fmt: skip
+        for _, writer in pairs:
+            writer.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def phase_students(url: str, n: int, lat: list, errors: list) -> None:
+    async with httpx2.AsyncClient(base_url=url, headers=HEADERS, timeout=60) as http:
+        await asyncio.gather(*[student(http, k, 1, k % 2 == 0, lat, errors) for k in range(n)])
+
+
 def main() -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--quick", action="store_true", help="20 and 50 students")
-    quick = args.parse_args().quick
+    args.add_argument("--attacks", action="store_true", help="the attacks only")
+    options = args.parse_args()
+    quick = options.quick
     plan = [("100 students", 100, 3, 200, 20), ("500 students", 500, 1, 0, 0)]
     if quick:
         plan = [("20 students", 20, 2, 20, 2), ("50 students", 50, 1, 0, 0)]
@@ -230,6 +469,8 @@ def main() -> int:
         asyncio.run(phase(url, 4, 1, 0, 0))
         start_mb = rss_mb(proc.pid)
         print(f"server {url}, pid {proc.pid}: {start_mb:.1f} MB after warm-up")
+        if options.attacks:
+            plan = []
         slowest, big = asyncio.run(big_beside_small(url))
         print(f"a 150 kB request beside 20 small ones: the big one {big * 1000:.0f} ms, "
               f"the slowest small one {slowest * 1000:.0f} ms")  # fmt: skip
@@ -251,6 +492,9 @@ def main() -> int:
                 f"\n    {e}" for e in sorted(set(result["errors"]))[:5]))  # fmt: skip
             print(f"  server memory: {before:.1f} MB before, {after:.1f} MB after "
                   f"({after - before:+.1f} MB)")  # fmt: skip
+        asyncio.run(attacks(url, proc.pid))
+        asyncio.run(crowd_at_the_file_limit())
+        time.sleep(2.0)
         end_mb = rss_mb(proc.pid)
         print(f"\nserver memory at the end: {end_mb:.1f} MB ({end_mb - start_mb:+.1f} MB "
               "against the start after warm-up; goal: within 10 MB)")  # fmt: skip

@@ -27,8 +27,16 @@ notebook once the first is closed, so neither page's rules reach the other.
 The messages are tool turns (an assistant text + tool_use, then a user
 tool_result), the heaviest cards.
 
+First view (``--first``): how long a student waits for the first LoopView of a
+lesson (target: under 3 s after the cell runs). In a fresh interpreter, the
+time from ``import agentlab`` to the view built and its display bundle made,
+now (the SDK loads in a background thread) and before (the view imported it
+first, as the previous version did), side by side; with ``--browser`` also in
+Chromium, from running the cell in a fresh kernel to the view's buttons drawn.
+
     python benchmarks/widgets.py            # Python side only
     python benchmarks/widgets.py --browser  # and the browser's times
+    python benchmarks/widgets.py --first [--browser]  # only the first view
 """
 
 from __future__ import annotations
@@ -410,7 +418,103 @@ def main() -> None:
     print(f"build a view of 500 messages: {statistics.median(builds):.2f} s")
 
 
-if __name__ == "__main__":
-    main()
+# --------------------------------------------------------------------------- the first view
+
+FIRST_CELL = """\
+import time
+_t0 = time.perf_counter()
+{before}import agentlab as al
+from IPython.core.formatters import DisplayFormatter
+loop = al.AgentLoop(al.connect(quiet=True), "How many Python files are in this folder?")
+view = al.LoopView(loop)
+DisplayFormatter().format(view)
+print(f"{{time.perf_counter() - _t0:.3f}}")
+"""
+BEFORE = "import anthropic.types  # what the previous version's view did first\n"
+
+
+def first_view_python(before: bool) -> float:
+    """Seconds from ``import agentlab`` to a LoopView ready to show, in a fresh interpreter."""
+    import os
+    import subprocess
+
+    code = FIRST_CELL.format(before=BEFORE if before else "")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("ANTHROPIC_API_KEY", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return float(out.stdout.split()[-1])
+
+
+# Run the only cell of a notebook just opened (a fresh kernel); the browser's time until
+# the view's Next stage button is drawn.
+FIRST_JS = """async () => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    nb.activeCellIndex = 0;
+    const frame = () => new Promise(r => requestAnimationFrame(r));
+    const t0 = performance.now();
+    window.jupyterapp.commands.execute('notebook:run-cell');
+    const drawn = () => nb.widgets[0].node.querySelector('.al-loop .jupyter-button');
+    while (!drawn()) await frame();
+    await frame();
+    return performance.now() - t0;
+}"""
+
+
+def first_view_browser() -> tuple[float, float]:
+    """Milliseconds to the first LoopView in Chromium, now and before (fresh kernels)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_lab, stop_lab
+
+    cell = "import agentlab as al\nal.LoopView(al.AgentLoop(al.connect(quiet=True), 'Count.'))"
+    times: dict[bool, list[float]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory(prefix="agentlab-bench-") as tmp:
+        lab = start_lab(Path(tmp))
+        pw = sync_playwright().start()
+        try:
+            chromium = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            page = chromium.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(120_000)
+            for k in range(3):
+                for before in (False, True):  # side by side, each in a kernel of its own
+                    name = f"first{k}{int(before)}.ipynb"
+                    lab.write_notebook(name, [(BEFORE if before else "") + cell])
+                    lab.open_notebook(page, name)
+                    times[before].append(page.evaluate(FIRST_JS))
+                    page.evaluate(
+                        "async () => { await window.jupyterapp.serviceManager.kernels.shutdownAll();"
+                        " await window.jupyterapp.commands.execute('application:close-all'); }"
+                    )
+            chromium.close()
+        finally:
+            pw.stop()
+            stop_lab(lab)
+    return statistics.median(times[False]), statistics.median(times[True])
+
+
+def first() -> None:
+    runs = [(first_view_python(False), first_view_python(True)) for _ in range(REPEATS)]
+    now, before = (statistics.median(x) for x in zip(*runs))
+    print(f"first LoopView, fresh interpreter (import to display bundle), median of {REPEATS}:")
+    print(f"  now {now:.2f} s, before {before:.2f} s   ratio {now / before:.2f}  (target < 3 s)")
     if "--browser" in sys.argv:
-        browser()
+        ms_now, ms_before = first_view_browser()
+        print("first LoopView in Chromium (run the cell in a fresh kernel -> buttons drawn):")
+        print(
+            f"  now {ms_now / 1e3:.2f} s, before {ms_before / 1e3:.2f} s   "
+            f"ratio {ms_now / ms_before:.2f}  (target < 3 s)"
+        )
+
+
+if __name__ == "__main__":
+    if "--first" in sys.argv:
+        first()
+    else:
+        main()
+        if "--browser" in sys.argv:
+            browser()

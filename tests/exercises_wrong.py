@@ -21,6 +21,7 @@ class Wrong:
     scenario: str  # must be among the failures
     idea: str  # the idea that failure's hint names
     fn: Callable[..., Any]
+    diff: str = ""  # for a change of the reference answer: the lines changed
 
     @property
     def id(self) -> str:
@@ -213,24 +214,15 @@ def skips_unknown_tools(response, run_bash):
 def lets_a_failing_tool_crash(response, run_bash):
     results = []
     for b in response.content:
-        if b.type == "tool_use":
-            if b.name != "bash":
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": b.id,
-                        "content": "unknown",
-                        "is_error": True,
-                    }
-                )
-            else:
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": b.id,
-                        "content": run_bash(b.input["command"]),
-                    }
-                )
+        if b.type != "tool_use":
+            continue
+        if b.name != "bash":
+            error = f"Unknown tool {b.name!r}."
+            results.append({"type": "tool_result", "tool_use_id": b.id, "content": error})
+            results[-1]["is_error"] = True
+            continue
+        output = run_bash(b.input["command"])  # no try: a timeout ends the whole loop
+        results.append({"type": "tool_result", "tool_use_id": b.id, "content": output})
     return results
 
 
@@ -280,17 +272,11 @@ def passes_the_input_dict(response, run_bash):
     for b in response.content:
         if b.type == "tool_use":
             try:
-                output, is_error = run_bash(b.input), False
+                output = run_bash(b.input)  # the whole input dict, not its "command"
+                out.append({"type": "tool_result", "tool_use_id": b.id, "content": output})
             except Exception as e:
-                output, is_error = str(e), True
-            out.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": b.id,
-                    "content": output,
-                    "is_error": is_error,
-                }
-            )
+                error = {"type": "tool_result", "tool_use_id": b.id, "content": str(e)}
+                out.append({**error, "is_error": True})
     return out
 
 
@@ -525,103 +511,91 @@ def loop_fills_in_the_empty_thinking(client, messages, tools, run_bash):
 # ---------------------------------------------------------------------------
 
 
-def _guarded(
-    *,
-    turns: Callable[[int], range] = range,
-    ask: Callable[[Any], Any] = lambda block: block.input,
-    honour_denial: bool = True,
-    answer_denial: bool = True,
-    denial_is_error: bool = True,
-    pause_continues: bool = True,
-    answer_cut_off: bool = True,
-    count_calls: bool = False,
-) -> Callable[..., None]:
-    """The reference guarded loop with one thing done wrong."""
-
-    def guarded_loop(client, messages, tools, run_bash, max_turns, approve):
-        calls_made = 0
-        for _ in turns(max_turns):
-            if count_calls and calls_made >= max_turns:
-                return
-            response = _ask(client, messages, tools)
-            messages.append({"role": "assistant", "content": response.content})
-            calls = [b for b in response.content if b.type == "tool_use"]
-            if response.stop_reason == "pause_turn" and pause_continues:
-                continue
-            if response.stop_reason != "tool_use":
-                if calls and answer_cut_off:
-                    cut = [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": b.id,
-                            "content": "Not run.",
-                            "is_error": True,
-                        }
-                        for b in calls
-                    ]
-                    messages.append({"role": "user", "content": cut})
-                return
-            results = []
-            for b in calls:
-                calls_made += 1
-                if b.name != "bash":
-                    results.append(
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": b.id,
-                            "content": "Unknown tool.",
-                            "is_error": True,
-                        }
-                    )
-                elif not approve(ask(b)) and honour_denial:
-                    if answer_denial:
-                        denied = {
-                            "type": "tool_result",
-                            "tool_use_id": b.id,
-                            "content": "Denied by the user.",
-                        }
-                        if denial_is_error:
-                            denied["is_error"] = True
-                        results.append(denied)
-                else:
-                    try:
-                        results.append(
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": b.id,
-                                "content": run_bash(b.input["command"]),
-                            }
-                        )
-                    except Exception as e:
-                        results.append(
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": b.id,
-                                "content": str(e),
-                                "is_error": True,
-                            }
-                        )
-            messages.append({"role": "user", "content": results})
-
-    return guarded_loop
+_DENIAL = 'results.append(answer(block, "Denied: the user did not allow this command.", True))'
+_CUT_OFF = """\
+            if calls:  # cut off by max_tokens: never run it, but answer it
+                reason = f"Not run: the reply was cut off ({response.stop_reason})."
+                messages.append(
+                    {"role": "user", "content": [answer(b, reason, True) for b in calls]}
+                )
+"""
+_TURNS = "for _ in range(max_turns):  # max_turns counts model requests"
 
 
-def _add(scenario: str, idea: str, name: str, fn: Callable[..., None]) -> None:
+def _mutant(scenario: str, idea: str, name: str, *changes: tuple[str, str]) -> None:
+    """The reference guarded loop with one thing done wrong: each change replaces an exact
+    piece of ``reference.guarded_loop``, so the mistake is a few lines of the real answer
+    (``Wrong.diff`` shows them) and cannot drift from it."""
+    import difflib
+    import inspect
+    import linecache
+
+    from agentlab.exercises import reference
+
+    lines = inspect.getsource(reference.guarded_loop).splitlines(keepends=True)
+    before = "".join(line for line in lines if "### " not in line)
+    after = before
+    for old, new in changes:
+        assert after.count(old) == 1, f"{name}: {old!r} is not in the reference loop"
+        after = after.replace(old, new)
+    filename = f"<mistake {name}>"
+    linecache.cache[filename] = (len(after), None, after.splitlines(True), filename)
+    namespace: dict[str, Any] = {"MODEL": reference.MODEL, "MAX_TOKENS": reference.MAX_TOKENS}
+    exec(compile(after, filename, "exec"), namespace)
+    fn = namespace["guarded_loop"]
     fn.__name__ = name
-    WRONG.append(Wrong("guarded_loop", scenario, idea, fn))
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=1, lineterm="")
+    shown = [line for line in diff if not line.startswith(("---", "+++"))]
+    WRONG.append(Wrong("guarded_loop", scenario, idea, fn, "\n".join(shown)))
 
 
-_add("denied_call", "approval", "runs_a_denied_call", _guarded(honour_denial=False))
-_add("mixed_approval", "approval", "leaves_a_denied_call_unanswered", _guarded(answer_denial=False))
-_add("denied_call", "approval", "denial_without_is_error", _guarded(denial_is_error=False))
-_add("approved_call", "approval", "asks_approve_with_the_block", _guarded(ask=lambda block: block))
-_add("max_turns", "max_turns", "one_turn_too_many", _guarded(turns=lambda n: range(n + 1)))
-_add("max_turns", "max_turns", "one_turn_too_few", _guarded(turns=lambda n: range(n - 1)))
-_add("max_turns", "max_turns", "counts_tool_calls", _guarded(count_calls=True))
-_add("pause_turn", "pause_turn", "stops_at_pause_turn", _guarded(pause_continues=False))
-_add(
-    "cut_off_call", "cut_off", "leaves_the_cut_off_call_unanswered", _guarded(answer_cut_off=False)
+_mutant(
+    "denied_call",
+    "approval",
+    "runs_a_denied_call",
+    (
+        f"            elif not approve(block.input):\n                {_DENIAL}\n            else:\n",
+        "            else:\n                approve(block.input)  # asked, but the answer is not used\n",
+    ),
 )
+_mutant(
+    "mixed_approval",
+    "approval",
+    "leaves_a_denied_call_unanswered",
+    (_DENIAL, "continue  # not run, and not answered either"),
+)
+_mutant(
+    "denied_call",
+    "approval",
+    "denial_without_is_error",
+    (", True))\n            else:", "))\n            else:"),
+)
+_mutant(
+    "approved_call",
+    "approval",
+    "asks_approve_with_the_block",
+    ("not approve(block.input)", "not approve(block)"),
+)
+_mutant("max_turns", "max_turns", "one_turn_too_many", (_TURNS, "for _ in range(max_turns + 1):"))
+_mutant("max_turns", "max_turns", "one_turn_too_few", (_TURNS, "for _ in range(max_turns - 1):"))
+_mutant(
+    "max_turns",
+    "max_turns",
+    "counts_tool_calls",
+    (_TURNS, "calls_made = 0\n    while calls_made < max_turns:  # counts tool calls"),
+    ("        for block in calls:\n", "        for block in calls:\n            calls_made += 1\n"),
+)
+_mutant(
+    "pause_turn",
+    "pause_turn",
+    "stops_at_pause_turn",
+    (
+        '        if response.stop_reason == "pause_turn":\n'
+        "            continue  # send the paused turn back as it is; the model carries on\n",
+        "",
+    ),
+)
+_mutant("cut_off_call", "cut_off", "leaves_the_cut_off_call_unanswered", (_CUT_OFF, ""))
 
 
 @wrong("guarded_loop", "cut_off_call", "cut_off")

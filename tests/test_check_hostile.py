@@ -13,6 +13,7 @@ import ctypes
 import itertools
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -651,3 +652,106 @@ def test_the_kernel_judges_plain_data_not_the_students_objects():
     loop.append(loop)
     copy = plain(loop)
     assert copy[0] is copy  # a list that contains itself stays one list
+
+
+# -- the checker's own pipe: a child that stops half-way, or lies about sizes -------------
+# (issue 24.4: half a message and SIGSTOP held check() past its limit; a header claiming
+# 2**62 bytes raised MemoryError in the kernel)
+
+
+def _write_to_the_checker(data: bytes) -> None:
+    """Write raw bytes on the pipe that carries the checker's messages, found as a
+    cheat would: the file descriptor inside the child's own ``send``."""
+    _record([os.readlink("/proc/self")])  # its real id (not the one in its namespace)
+    send = _find_send()
+    [fd] = [c.cell_contents for c in send.__closure__ or () if type(c.cell_contents) is int]
+    os.write(fd, data)
+
+
+def half_a_header_then_stops(query):
+    _write_to_the_checker(b"\x00\x00\x00")
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return {"role": "user", "content": query}
+
+
+def half_a_message_then_stops(query):
+    _write_to_the_checker(struct.pack("!Q", 100) + b"\x80\x05" + b"x" * 8)
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return {"role": "user", "content": query}
+
+
+def claims_2_to_the_62_bytes(query):
+    _write_to_the_checker(struct.pack("!Q", 2**62))
+    return {"role": "user", "content": query}
+
+
+def claims_2_to_the_62_bytes_as_multiprocessing_frames_them(query):
+    _write_to_the_checker(struct.pack("!i", -1) + struct.pack("!Q", 2**62))
+    time.sleep(60)
+
+
+PIPE_ATTACKS = [
+    half_a_header_then_stops,
+    half_a_message_then_stops,
+    claims_2_to_the_62_bytes,
+    claims_2_to_the_62_bytes_as_multiprocessing_frames_them,
+]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="finds the pipe through /proc")
+@pytest.mark.parametrize("fn", PIPE_ATTACKS, ids=[f.__name__ for f in PIPE_ATTACKS])
+def test_the_checkers_pipe_cannot_hold_or_crash_it(fn, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTLAB_TEST_PIDS", str(tmp_path / "pids"))
+    scenarios = len(exercises.get("first_message").scenarios)
+    hard = 2 * LIMIT + exercises.MARGIN
+    out: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            out["report"] = check("first_message", fn, timeout=LIMIT)
+        except BaseException as e:  # the point: nothing may come out of check()
+            out["raised"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(scenarios * hard + 10)  # a bound, not a measure: a hang fails here
+    assert not thread.is_alive(), "check() is held by its own pipe"
+    assert "raised" not in out, out.get("raised")
+    report = out["report"]
+    assert isinstance(report, Report) and not report.passed
+    assert len(report.results) == scenarios
+    first = report.results[0]
+    if "2_to_the_62" in fn.__name__:
+        assert "bytes on the checker's pipe" in first.happened, first.happened
+    else:  # stopped half-way: killed at the deadline like a hang
+        assert first.timed_out and "did not finish within" in first.happened
+    # the stopped or lying process is gone
+    pids = tmp_path / "pids"
+    left = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+    deadline = time.monotonic() + 5
+    while left and time.monotonic() < deadline:
+        left = [p for p in left if _alive(p)]
+        time.sleep(0.05)
+    assert left == []
+    assert check("first_message", reference.first_message, timeout=2).passed
+
+
+def test_a_message_too_big_is_refused_before_it_is_read():
+    from agentlab.exercises.sandbox import MESSAGE_LIMIT, _read_message, _TooBig
+
+    read, write = os.pipe()
+    try:
+        os.write(write, struct.pack("!Q", MESSAGE_LIMIT + 1))
+        with pytest.raises(_TooBig):
+            _read_message(read, time.monotonic() + 5)
+        os.write(write, struct.pack("!Q", 3) + b"ab")  # one byte short, and nobody writes
+        with pytest.raises(TimeoutError):
+            _read_message(read, time.monotonic() + 0.2)
+        os.close(write)
+        write = -1
+        with pytest.raises(EOFError):
+            _read_message(read, time.monotonic() + 5)
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import agentlab
+from agentlab.fakeapi import thinking
 from agentlab.fakeapi.offline import check_request
 from agentlab.history import validate
 
@@ -57,6 +58,10 @@ HISTORIES = {
                    user([tool_result("t1")])],
     "is_error": [user("List"), assistant([tool_use("t1")]), user([{**tool_result("t1"), "is_error": "true"}])],
     "unknown_block": [user([{"type": "txt", "text": "List"}])],
+    # A thinking block written after "List", sent back after an edited first message.
+    "prefix": [user("List them"), assistant([thinking.make_block(
+        "claude-sonnet-5-5", "x", "omitted", {"model": "claude-sonnet-5-5", "messages": [user("List")]}),
+        tool_use("toolu_01")]), user([tool_result("toolu_01")])],
 }  # fmt: skip
 
 REQUESTS = {
@@ -173,8 +178,10 @@ def test_the_faq_gives_each_stop_reason_its_documented_recovery():
         assert reason in rows, reason
     assert "raise `max_tokens`" in rows["max_tokens"] and "never run" in rows["max_tokens"]
     assert "server tool" in rows["pause_turn"]
-    assert "stop_details" in rows["refusal"] and "rephrase" in rows["refusal"]
-    assert "shorten the history" in rows["model_context_window_exceeded"]
+    # Today's advice (build-with-claude/refusals-and-fallback and handling-stop-reasons,
+    # read 2026-12-01): retry on another model; a reply that filled the window is truncated.
+    assert "stop_details" in rows["refusal"] and "recommended_model" in rows["refusal"]
+    assert "truncated" in rows["model_context_window_exceeded"]
     assert "your" in rows["stop_sequence"]
 
 
@@ -211,3 +218,14 @@ def test_getting_started_ends_with_the_answer_and_a_readable_history(
     assert "tool_result" in out or "tool_use" in out  # the history, as Markdown
     assert out.rstrip().endswith("[]")  # and nothing the API would refuse
     assert "{'role'" not in out  # not a raw list echo
+
+
+def test_the_readmes_python_example_runs_offline(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    text = (ROOT / "README.md").read_text("utf-8")
+    block = text.split("## Use it from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # the same system and tools every request
+    assert scope["al"].validate(scope["messages"]) == []
+    assert scope["messages"][-1]["role"] == "assistant"

@@ -86,9 +86,37 @@ def test_the_chinese_exercise_notebooks_are_what_the_generator_makes():
 
     root = Path(__file__).resolve().parent.parent
     made = build_translated("zh")
-    assert len(made) == 7
+    assert len(made) == 14  # the student's notebooks and nbgrader's sources
     for path, notebook in made.items():
         committed = json.loads((root / path).read_text("utf-8"))
         assert comparable(committed) == comparable(notebook), f"{path}: run tools/make_exercises.py"
         setup = "".join(committed["cells"][1]["source"])
         assert 'set_language("zh")' in setup  # the checker answers in Chinese
+
+
+def test_the_chinese_notebooks_have_no_english_comments():
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "notebooks" / "zh").glob("*/0?_*.ipynb"))
+    assert {p.parent.name for p in paths} == {"exercises", "solutions"} and len(paths) == 14
+    for path in paths:
+        for cell in json.loads(path.read_text("utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+                    continue  # nbgrader's markers, the same in every language
+                comment = re.search(r'#(?!#).*|""".*', line)  # a comment or a docstring
+                if comment and re.search(r"[A-Za-z]{3}", comment.group(0)):
+                    assert re.search(r"[\u4e00-\u9fff]", comment.group(0)), f"{path.name}: {line}"
+
+
+@pytest.mark.parametrize("name", ["agent_loop", "guarded_loop"])
+def test_a_loop_that_names_another_model_keeps_its_thinking_blocks(name, monkeypatch):
+    # The API signs a thinking block for the model the request named; a loop that sends
+    # it back unchanged passes whatever model it names.
+    monkeypatch.setattr(reference, "MODEL", "claude-opus-4-1")
+    assert check(name, getattr(reference, name), timeout=FAST).passed

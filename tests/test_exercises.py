@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from exercises_wrong import WRONG, Wrong
 
-from agentlab.exercises import check, list_exercises, reference
+from agentlab.exercises import answer, check, forget_tries, list_exercises, reference
 from agentlab.exercises.scenarios import SCENARIOS
 from agentlab.exercises.strings import EN, ZH
 from agentlab.i18n import set_language
@@ -29,6 +29,13 @@ CONTRACT = {
     "agent_loop": "agent_loop(client, messages, tools, run_bash) -> None",
     "guarded_loop": "guarded_loop(client, messages, tools, run_bash, max_turns: int, approve) -> None",
 }
+
+
+@pytest.fixture(autouse=True)
+def first_try():
+    forget_tries()  # each test starts at the first try of every exercise
+    yield
+    forget_tries()
 
 
 # -- the list and the reference --------------------------------------------------
@@ -96,6 +103,138 @@ def test_a_real_mistake_fails_with_the_right_hint(wrong: Wrong):
     assert result.expected and result.happened
     assert report.score(3) < 3
     assert "all" not in report.summary()  # never "all passed" while a check failed
+
+
+def solution_lines(name: str) -> list[str]:
+    """The code lines of the reference answer (comments dropped), long enough to mean
+    something: none of them may be in a first report."""
+    lines = []
+    for line in answer(name).splitlines()[1:]:  # not the def line: the notebook shows it
+        code = line.split("  #")[0].strip()
+        if len(code) >= 10 and not code.startswith(('"""', "#")):
+            lines.append(code)
+    return lines
+
+
+# Bits of the answers a first hint must not hand over, though they are not whole lines.
+GIVEAWAYS = ("block.id", "response.content", "messages.append", "block.input[", '!= "tool_use"')
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=[w.id for w in WRONG])
+def test_the_first_report_names_what_to_look_at_and_holds_no_solution_code(wrong: Wrong):
+    report = check(wrong.exercise, wrong.fn, timeout=FAST)
+    assert report.level == 1 and not report.answer
+    for text in (str(report), report._repr_markdown_(), html.unescape(report._repr_html_())):
+        for line in solution_lines(wrong.exercise) + list(GIVEAWAYS):
+            hints = "\n".join(h for _, h in report.hint_texts())
+            assert line not in hints, f"{wrong.id}: the first hint gives away {line!r}"
+        assert EN[f"ex.nudge.{wrong.idea}"] in text.replace("\\", "")
+        assert EN[f"ex.hint.{wrong.idea}"] not in text.replace("\\", "")
+
+
+def one_per_exercise() -> list[Wrong]:
+    return [next(w for w in WRONG if w.exercise == name) for name in CONTRACT]
+
+
+@pytest.mark.parametrize("wrong", one_per_exercise(), ids=lambda w: w.id)
+def test_each_try_says_more_and_the_third_shows_the_answer(wrong: Wrong):
+    first, second, third = (check(wrong.exercise, wrong.fn, timeout=FAST) for _ in range(3))
+    assert [r.level for r in (first, second, third)] == [1, 2, 3]
+    assert len({str(first), str(second), str(third)}) == 3  # three different reports
+    assert EN[f"ex.hint.{wrong.idea}"] in str(second)  # the exact field or line
+    assert EN[f"ex.nudge.{wrong.idea}"] not in str(second)
+    assert third.answer == answer(wrong.exercise) and third.answer in third._repr_markdown_()
+    assert html.escape(third.answer) in third._repr_html_()
+    assert "### BEGIN SOLUTION" not in third.answer
+    assert all(line not in str(first) + str(second) for line in solution_lines(wrong.exercise))
+    # show_answer=True shows it on any try; another exercise still starts at the first
+    forget_tries()
+    shown = check(wrong.exercise, wrong.fn, timeout=FAST, show_answer=True)
+    assert shown.level == 3 and "def " + wrong.exercise in str(shown)
+    # a passing check, a stub or a wrong signature is not a try
+    assert check(wrong.exercise, getattr(reference, wrong.exercise), timeout=FAST).level == 1
+
+
+def test_a_stub_does_not_count_as_a_try():
+    def decide(response):
+        raise NotImplementedError
+
+    for _ in range(3):
+        assert check("decide", decide, timeout=FAST).problem
+    assert check("decide", lambda r: "stop", timeout=FAST).level == 1
+
+
+def test_each_distinct_hint_appears_once_per_report():
+    def decide(response):  # wrong everywhere but end_turn: many failures, few ideas
+        return "stop" if response.stop_reason == "end_turn" else "execute"
+
+    for _ in range(3):
+        report = check("decide", decide, timeout=FAST)
+        assert len(report.failures) > len(report.hints) >= 2
+        text, page = str(report), report._repr_html_()
+        for title, hint in report.hint_texts():
+            assert text.count(hint) == 1, hint
+            assert page.count(html.escape(hint)) == 1, hint
+            assert text.count(title) == 1
+        assert "Hint" not in text.split("\n\n")[1]  # not under each failing scenario
+
+
+def test_the_hints_agree_with_the_accepted_answers():
+    # After `if response.stop_reason == "end_turn": return`, the hints must not say that
+    # pause_turn goes on: the model answer (`!= "tool_use": return`) stops there and passes.
+    def agent_loop(client, messages, tools, run_bash):
+        while True:
+            response = client.messages.create(
+                model=reference.MODEL, max_tokens=100, messages=messages, tools=tools
+            )
+            messages.append({"role": "assistant", "content": response.content})
+            if response.stop_reason == "end_turn":
+                return
+            results = []
+            for block in response.content:
+                if block.type == "tool_use":
+                    output = run_bash(block.input["command"])
+                    results.append(
+                        {"type": "tool_result", "tool_use_id": block.id, "content": output}
+                    )
+            messages.append({"role": "user", "content": results})
+
+    assert check("agent_loop", reference.agent_loop, timeout=FAST).passed
+    for _ in range(2):
+        report = check("agent_loop", agent_loop, timeout=FAST)
+        assert "stop_rule" in report.hints
+        stop_rule = dict(zip(report.hints, (h for _, h in report.hint_texts())))["stop_rule"]
+        assert "pause_turn" not in stop_rule and "except" not in stop_rule
+    for table in (EN, ZH):
+        assert "pause_turn" not in table["ex.hint.stop_rule"]
+        assert "pause_turn" not in table["ex.nudge.stop_rule"]
+
+
+def test_the_score_line_says_what_it_counts():
+    report = check("decide", lambda r: "stop", timeout=FAST)
+    assert report.summary() == "decide: 7 of 10 scenarios passed."
+    set_language("zh")
+    try:
+        assert "10 个场景中通过了 7 个" in report.summary()
+        assert "提示" in str(report) and ZH["ex.nudge.model_decides"] in str(report)
+    finally:
+        set_language("en")
+
+
+def test_every_idea_has_three_levels_in_both_languages():
+    ideas = {k.removeprefix("ex.idea.") for k in EN if k.startswith("ex.idea.")}
+    for table in (EN, ZH):
+        for idea in ideas:
+            assert table[f"ex.nudge.{idea}"] and table[f"ex.hint.{idea}"], idea
+            assert table[f"ex.nudge.{idea}"] != table[f"ex.hint.{idea}"]
+
+
+def test_the_exercises_do_not_give_the_loop_away():
+    # exercise 6 asks for the loop from memory: its own text holds no line of the answer
+    for table in (EN, ZH):
+        text = "\n".join(v for k, v in table.items() if k.startswith("ex.agent_loop."))
+        for line in solution_lines("agent_loop") + ["client.messages.create("]:
+            assert line not in text, line
 
 
 def test_at_least_three_real_mistakes_per_exercise():
@@ -354,3 +493,45 @@ def test_guarded_loop_may_answer_the_last_turns_calls_without_running_them():
     failed = [r.scenario for r in report.failures] if hasattr(report, "failures") else []
     assert "max_turns" not in failed and "max_turns_one" not in failed, str(report)
     assert "cut_off_call" in failed  # the checker still sees its real mistakes
+
+
+# -- the instructors' sheet of mistakes ----------------------------------------------
+
+
+def test_the_mistakes_sheet_is_the_checkers_own_report_on_each_wrong_answer():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_mistakes import PAGE, page
+
+    text = page()  # runs every wrong answer through the checker
+    assert PAGE.read_text("utf-8") == text, "run python tools/make_mistakes.py"
+    entries = text.split("\n### ")[1:]
+    assert len(entries) == len(WRONG)
+    for w, entry in zip(WRONG, entries):
+        entry = entry.split("\n## ")[0]  # the last of a section: not the next section's head
+        lines = entry.strip().splitlines()
+        assert len(lines) <= 25, f"{w.id}: {len(lines)} lines, not a few"
+        assert f"- **Caught by** `{w.scenario}`" in entry, w.id
+        assert f"- **Hint**: {' '.join(EN[f'ex.nudge.{w.idea}'].split())}" in entry, w.id
+        if w.diff:  # a changed model answer: only the lines changed, with a line around
+            assert "```diff" in entry and "def guarded_loop" not in entry
+    # no template flags or helpers that the page does not show
+    for word in ("count_calls", "honour_denial", "pause_continues", "_guarded("):
+        assert word not in text
+    assert "def _ask(" in text and "def _results(" in text  # shown once, before the loops
+
+
+def test_a_lesson_checks_some_scenarios_and_counts_its_tries_apart():
+    def decide(response):  # runs the cut-off call: the lesson 4 mistake
+        return "execute" if response.content[-1].type == "tool_use" else "stop"
+
+    only = ["max_tokens", "cut_off_call"]
+    first = check("decide", decide, timeout=FAST, scenarios=only)
+    assert [r.scenario for r in first.results] == only
+    assert first.summary() == "decide: 1 of 2 scenarios passed." and first.level == 1
+    assert check("decide", decide, timeout=FAST, scenarios=only).level == 2
+    assert check("decide", decide, timeout=FAST).level == 1  # the exercise's own first try
+    assert check("decide", reference.decide, timeout=FAST, scenarios=only).passed
+    with pytest.raises(ValueError, match="no scenario named"):
+        check("decide", decide, scenarios=["no_such_scenario"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,86 @@ def test_the_hub_config_loads_and_copies_lessons(tmp_path, monkeypatch):
 
     config.Spawner.pre_spawn_hook(Spawner())
     assert (tmp_path / "home" / "ada" / "01_the_agent_loop.ipynb").is_file()
+
+
+def _time_lessons():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import time_lessons
+
+    return time_lessons
+
+
+def test_reading_time_counts_words_and_chinese_characters():
+    tl = _time_lessons()
+    assert tl.count_words("Run the `loop` twice.") == (4, 0)
+    assert tl.count_words("运行 `loop` 两次") == (1, 4)
+    assert tl.reading_minutes(tl.WORDS_PER_MINUTE, 0) == 1
+    assert tl.reading_minutes(tl.WORDS_PER_MINUTE + 1, 0) == 2  # rounded up
+    assert tl.reading_minutes(0, 2 * tl.CHINESE_CHARACTERS_PER_MINUTE) == 2
+    assert tl.reading_minutes(0, 0) == 0
+
+
+def test_a_lesson_is_timed_cell_by_cell(tmp_path):
+    import nbformat
+
+    tl = _time_lessons()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("word " * 400),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(0.3)"),
+        nbformat.v4.new_code_cell("x = None", metadata={"tags": ["student"]}),
+        nbformat.v4.new_code_cell("print(x)"),
+    ]
+    path = tmp_path / "09_tiny.ipynb"
+    nbformat.write(nb, path)
+    timing = tl.time_lesson(path)
+    assert (timing.words, timing.reading_minutes) == (400, 2)
+    assert timing.code_cells == 3 and timing.student_cells == 1
+    assert timing.running_seconds >= 0.3  # the sleep, measured from the cells' own timestamps
+    assert timing.slowest.startswith(nb.cells[1].id)
+
+
+def test_the_table_goes_between_the_markers(tmp_path):
+    tl = _time_lessons()
+    page = tmp_path / "plan.md"
+    page.write_text(f"before\n{tl.START}\nold\n{tl.END}\nafter\n", "utf-8")
+    tl.update(page, "new table")
+    assert page.read_text("utf-8") == f"before\n{tl.START}\nnew table\n{tl.END}\nafter\n"
+
+
+def test_the_plan_holds_measured_timings_for_every_lesson():
+    tl = _time_lessons()
+    lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("0[0-9]_*.ipynb"))
+    for name in ("plan.md", "plan.zh.md"):
+        page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
+        table = page.split(tl.START)[1].split(tl.END)[0]
+        assert all(f"| {lesson} |" in table for lesson in lessons), name
+        assert re.search(r"\d{4}-\d\d-\d\d .*`python tools/time_lessons.py", table), name
+
+
+def test_every_lesson_has_an_exit_ticket_of_three_questions_with_answers():
+    for name in ("exit-tickets.md", "exit-tickets.zh.md"):
+        page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
+        questions, key = re.split(r"\n## (?:Key|答案)\n", page)
+        for n in ("01", "02", "03", "04", "05"):
+            section = re.search(
+                rf"\n## (?:Lesson {n}|第 {n} 课)[^\n]*\n(.*?)(?=\n## |\Z)", questions, re.S
+            )
+            assert section, (name, n)
+            assert re.findall(r"^\d\. ", section.group(1), re.M) == ["1. ", "2. ", "3. "], (name, n)
+            answers = re.search(
+                rf"\*\*(?:Lesson {n}|第 {n} 课)\S*\*\*\n(.*?)(?=\n\*\*|\Z)", key, re.S
+            )
+            assert answers and len(re.findall(r"^\d\. ", answers.group(1), re.M)) == 3, (name, n)
+
+
+def test_the_summary_sheet_does_not_give_exercise_6_away():
+    """It is printed before class; exercise 6 asks for the loop from memory."""
+    for name in ("summary.md", "summary.zh.md"):
+        page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
+        for line in (
+            '"tool_use_id": block.id',
+            "stop_reason != ",
+            'messages.append({"role": "user"',
+        ):
+            assert line not in page, (name, line)

@@ -780,26 +780,27 @@ def test_a_thread_is_continued_only_with_the_key_that_created_it():
 def test_the_thread_store_is_bounded_in_bytes_and_forgets_the_oldest_first():
     from agentlab.fakeapi.server.threads import Thread, ThreadStore
 
-    store = ThreadStore(max_bytes=10_000)
+    store = ThreadStore(max_bytes=40_000)  # each thread at most 5,000 bytes
     big = [{"role": "user", "content": "x" * 3000}]
-    for n in range(5):
+    for n in range(20):
         store.save(f"msg_{n}", Thread(big, {}))
-    assert store.bytes <= 10_000 and len(store) == 3
-    assert store.get("msg_0") is None and store.get("msg_4") is not None
-    store.save("msg_huge", Thread([{"role": "user", "content": "x" * 20_000}], {}))
-    assert store.get("msg_huge") is None and store.bytes <= 10_000  # too big to keep at all
-    store.save("msg_5", Thread(big, {}), replaces="msg_4")  # a continue replaces its thread
-    assert store.get("msg_4") is None and len(store) == 3 and store.bytes <= 10_000
+    assert store.bytes <= 40_000 and len(store) == 13
+    assert store.get("msg_0") is None and store.get("msg_19") is not None
+    store.save("msg_huge", Thread([{"role": "user", "content": "x" * 6_000}], {}))
+    assert store.get("msg_huge") is None and store.bytes <= 40_000  # too big to keep
+    store.save("msg_20", Thread(big, {}), replaces="msg_19")  # a continue replaces its thread
+    assert store.get("msg_19") is None and len(store) == 13 and store.bytes <= 40_000
+    assert store.get("msg_20", owner="someone else") is None  # held, but not for them
 
 
 def test_a_thread_grown_past_the_store_is_forgotten_and_the_sdk_resends_it():
-    with FakeMessagesServer(["a", "b", "c"], max_thread_bytes=2_000) as server:
+    with FakeMessagesServer(["a", "b", "c"], max_thread_bytes=8_000) as server:  # 1,000 a thread
         client = sdk(server)
         thread = client.beta.messages.thread(model=MODEL, max_tokens=10)
         thread.send({"role": "user", "content": "hi"})
         thread.send({"role": "user", "content": "y" * 5_000})  # the store cannot hold this
         assert thread.send({"role": "user", "content": "go on"}).content[0].text == "c"
-    assert server.threads.bytes <= 2_000
+    assert server.threads.bytes <= 1_000
     statuses = [r.status for r in server.requests]
     assert statuses == [200, 200, 404, 200]  # forgotten, answered 404, resent whole
 

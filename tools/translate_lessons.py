@@ -1,6 +1,6 @@
 """Make the Chinese lessons from the English ones and a file of translations, so they cannot drift.
 
-    python tools/translate_lessons.py            # write notebooks/zh/NN_*.ipynb (then build_notebooks.py)
+    python tools/translate_lessons.py            # write the notebooks/zh/NN_*.ipynb that changed (then build_notebooks.py)
     python tools/translate_lessons.py --check    # exit 1 if a translation is missing or out of date
     python tools/translate_lessons.py --todo 03  # print what lesson 03 still needs, as JSON to fill in
 
@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                     "(run python tools/translate_lessons.py, then tools/build_notebooks.py)"
                 )
             continue
+        if target.exists() and sources(nbformat.read(target, as_version=4)) == sources(made):
+            continue  # already current: keep its saved outputs
         nbformat.write(made, target)
         print("wrote", target.relative_to(ROOT))
     for line in found:

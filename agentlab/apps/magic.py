@@ -427,15 +427,16 @@ def ask_in_terminal(call: Any) -> Verdict:
     ``\\r``), so what you approve is what runs; an answer it does not know
     is asked again.
     """
-    from agentlab.terminal import command_lines, has_hidden
+    from agentlab.terminal import command_lines, command_warnings
 
     command = describe_call(call)
     lines, many = command_lines(command)
     if many:
         print(many, flush=True)
     print(t("magic.confirm_call", call="\n".join(lines)), flush=True)
-    if has_hidden(command):
-        print(t("cli.hidden"), flush=True)
+    for warning in command_warnings(command):  # hidden characters, long runs of spaces
+        if warning != many:
+            print(warning, flush=True)
     if many:
         print(many, flush=True)
     while True:

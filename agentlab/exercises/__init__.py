@@ -3,13 +3,17 @@
     from agentlab.exercises import list_exercises, check
     list_exercises()            # the seven exercises, in the order of the lesson
     check("decide", decide)     # run your decide() on every scenario: a Report
+    check("decide", decide, show_answer=True)   # the same, with the model answer
+    check("decide", decide, scenarios=["max_tokens", "cut_off_call"])  # a lesson's quick check
 
 Each exercise is one function with a fixed name and signature. ``check`` runs
 it on scenarios built with the offline clients (parallel calls, unknown and
 failing tools, every stop reason, a tool call cut off by ``max_tokens``) and
-returns a ``Report``: ``.passed``, the failures with what was expected, what
-happened and a hint naming the lesson's idea, and ``.score(points)`` for
-nbgrader. Nothing the function does can break the checker: each scenario runs
+returns a ``Report``: ``.passed``, the failures with what was expected and what
+happened, a hint for each lesson idea they break, and ``.score(points)`` for
+nbgrader. Hints nudge first: in one kernel ``check`` counts the failing tries of
+each exercise; the first report names what to look at, the second points at the
+exact field or line, the third (or ``show_answer=True``) shows the answer. Nothing the function does can break the checker: each scenario runs
 in its own process with fresh objects and a hard time limit, and exceptions,
 ``sys.exit``, ``os._exit``, wrong types, endless loops and values that cannot
 be compared are all reported (see ``agentlab.exercises.sandbox``).
@@ -21,13 +25,22 @@ from ``agentlab.exercises.reference`` by ``tools/make_exercises.py``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentlab.exercises import reference
 from agentlab.exercises import strings as _strings  # noqa: F401  (registers the texts)
 from agentlab.exercises.report import Report, Result
-from agentlab.exercises.sandbox import Crashed, Forked, Outcome, can_fork, describe_error, run
+from agentlab.exercises.sandbox import (
+    Crashed,
+    Forked,
+    Outcome,
+    Refused,
+    can_fork,
+    describe_error,
+    run,
+)
 from agentlab.exercises.scenarios import (
     DEFAULT_TIMEOUT,
     QUICK_TIMEOUT,
@@ -38,10 +51,20 @@ from agentlab.exercises.scenarios import (
     replay,
 )
 from agentlab.exercises.scenarios import _build as _build_scenarios
-from agentlab.i18n import t
+from agentlab.i18n import get_language, t
 from agentlab.tools.shell import reaping
 
-__all__ = ["DEFAULT_TIMEOUT", "Exercise", "Report", "Result", "check", "get", "list_exercises"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Exercise",
+    "Report",
+    "Result",
+    "answer",
+    "check",
+    "forget_tries",
+    "get",
+    "list_exercises",
+]
 
 # A scenario's process is killed after twice its time limit (a scenario calls the
 # function at most twice) plus this margin for starting it and judging the value.
@@ -171,15 +194,70 @@ def _signature_problem(exercise: Exercise, fn: Callable[..., Any]) -> str:
     return ""
 
 
-def check(name: str, fn: Callable[..., Any], *, timeout: float = DEFAULT_TIMEOUT) -> Report:
+_tries: dict[str, int] = {}  # failing checks of each exercise in this kernel
+
+
+def forget_tries(name: str | None = None) -> None:
+    """Start counting tries again (for one exercise, or all): the next hints nudge."""
+    for key in list(_tries):
+        if name is None or key.split(":")[0] == name:
+            del _tries[key]
+
+
+def answer(name: str) -> str:
+    """The reference solution of exercise ``name``, as the third hint shows it."""
+    source = inspect.getsource(getattr(reference, get(name).name))
+    code = "\n".join(line for line in source.rstrip("\n").split("\n") if "### " not in line)
+    return _strings.translate_code(code, get_language())  # its comments in the language
+
+
+def check(
+    name: str,
+    fn: Callable[..., Any],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    show_answer: bool = False,
+    scenarios: Sequence[str] | None = None,
+) -> Report:
     """Run ``fn`` on every scenario of exercise ``name``; never raises for the student's code.
 
     ``timeout`` is the time limit per scenario, in seconds; once a scenario has
     timed out, the others get at most ``QUICK_TIMEOUT``. The report says "all
-    passed" only when every scenario passed.
+    passed" only when every scenario passed. Each failing check of the same
+    exercise says more (see ``Report.level``); ``show_answer=True`` shows the
+    answer at once. ``scenarios`` runs only those (by name, e.g. a lesson's
+    on-the-spot check: ``check("decide", decide, scenarios=["max_tokens",
+    "cut_off_call"])``); its tries are counted apart from the whole exercise's.
     """
+    chosen = _chosen(name, scenarios)
+    key = name if scenarios is None else f"{name}:{','.join(s.name for s in chosen)}"
+    return _with_hints(_check(name, fn, timeout, chosen), show_answer, key)
+
+
+def _chosen(name: str, names: Sequence[str] | None) -> list[Scenario]:
+    every = SCENARIOS[get(name).name]
+    if names is None:
+        return every
+    if isinstance(names, str):
+        names = [names]
+    unknown = [n for n in names if n not in {s.name for s in every}]
+    if unknown or not names:
+        known = ", ".join(s.name for s in every)
+        raise ValueError(f"{name} has no scenario named {unknown or names!r}; it has: {known}")
+    return [s for s in every if s.name in names]
+
+
+def _with_hints(report: Report, show_answer: bool, key: str) -> Report:
+    """The report at the level of this try: a stub or a wrong signature is not a try."""
+    if report.passed or report.problem:
+        return report
+    tries = _tries[key] = _tries.get(key, 0) + 1
+    level = 3 if show_answer else min(tries, 3)
+    return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
+
+
+def _check(name: str, fn: Callable[..., Any], timeout: float, scenarios: list[Scenario]) -> Report:
     exercise = get(name)
-    scenarios = SCENARIOS[exercise.name]
     if not callable(fn):
         why = t("ex.report.not_callable", kind=type(fn).__name__)
         return Report(name, tuple(_not_run(s, why) for s in scenarios), problem=why)
@@ -264,7 +342,13 @@ def _verdict(scenario: Scenario, outcome: Outcome, hard: float, limit: float) ->
     """
     if not outcome.ok:
         return _result(scenario, outcome, hard)
-    sent = outcome.value
+    try:
+        return _judge_sent(scenario, outcome.value, limit)
+    except Exception as e:  # a last guard: nothing the child sent raises in the kernel
+        return _not_run(scenario, t("ex.happened.unjudgeable", error=describe_error(e)))
+
+
+def _judge_sent(scenario: Scenario, sent: Any, limit: float) -> Result:
     if not (isinstance(sent, tuple) and len(sent) == 3 and sent[0] == scenario.name):
         return _not_run(scenario, t("ex.happened.forged", value=_kind_of(sent)))
     _, there, records = sent
@@ -323,6 +407,8 @@ def _result(scenario: Scenario, outcome: Outcome, hard: float) -> Result:
         result = _not_run(scenario, t("ex.happened.judge_timeout", seconds=hard))
         return replace(result, timed_out=True, stuck=True)
     error = outcome.error
+    if isinstance(error, Refused):
+        return _not_run(scenario, str(error))
     if isinstance(error, Crashed) and not error.raised:
         return _not_run(scenario, t("ex.happened.process_ended", how=str(error)))
     text = str(error) if isinstance(error, Crashed) else describe_error(error or TypeError())

@@ -27,9 +27,10 @@ import nbformat
 from nbformat import NotebookNode
 
 from agentlab.exercises import Exercise, list_exercises, reference
+from agentlab.exercises.strings import translate_code
 from agentlab.i18n import get_language, set_language, t
 
-__all__ = ["build", "build_translated", "comparable", "stub"]
+__all__ = ["CODE_STUB", "build", "build_translated", "code_stub", "comparable", "stub"]
 
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")  # nbgrader's code stub for Python
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -98,6 +99,15 @@ def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):
 
 
 step(check("guarded_loop", limited_as_guarded), 1)"""
+
+
+def code_stub(language: str = "en") -> str:
+    """nbgrader's ``ClearSolutions.code_stub`` for Python that gives our student notebooks
+    in ``language`` (the default one for English)."""
+    return translate_code("\n".join(STUB), language)
+
+
+CODE_STUB = {language: code_stub(language) for language in ("en", "zh")}
 
 
 def stub(source: str) -> str:
@@ -231,6 +241,8 @@ def notebook(exercise: Exercise, student: bool) -> NotebookNode:
     ]
     for k, cell in enumerate(cells):
         cell["id"] = f"{name}-{k}"
+        if cell.cell_type == "code":  # comments, docstrings and the stub in the language
+            cell.source = translate_code(cell.source, get_language())
         if student:
             _lock(cell)
     nb = v4.new_notebook(cells=cells)
@@ -255,16 +267,20 @@ def build() -> dict[str, NotebookNode]:
 
 
 def build_translated(language: str = "zh") -> dict[str, NotebookNode]:
-    """The student notebooks in another language (``notebooks/zh/exercises``): the same
-    cells and checks, with the texts of ``agentlab.exercises.strings`` in that language.
-    Graded copies (nbgrader) stay the English ones."""
+    """The notebooks in another language: ``notebooks/zh/exercises`` (the student's) and
+    ``notebooks/zh/solutions`` (nbgrader's source), the same cells and checks, with the
+    texts of ``agentlab.exercises.strings`` and the code's comments, docstrings and stub
+    (``strings.CODE``) in that language. nbgrader makes the Chinese stub when the course
+    sets ``c.ClearSolutions.code_stub`` to it (``CODE_STUB``)."""
     previous = get_language()
     set_language(language)
     try:
-        return {
-            f"notebooks/{language}/exercises/{e.number:02d}_{e.name}.ipynb": notebook(e, True)
-            for e in list_exercises()
-        }
+        out: dict[str, NotebookNode] = {}
+        for e in list_exercises():
+            stem = f"{e.number:02d}_{e.name}.ipynb"
+            out[f"notebooks/{language}/exercises/{stem}"] = notebook(e, student=True)
+            out[f"notebooks/{language}/solutions/{stem}"] = notebook(e, student=False)
+        return out
     finally:
         set_language(previous)
 

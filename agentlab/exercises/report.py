@@ -1,5 +1,10 @@
 """What ``check`` returns: which scenarios passed, and for each failure what was
-expected, what happened and a hint naming the lesson's idea.
+expected and what happened; then, once each, a hint for every lesson idea the
+failures break.
+
+Hints nudge first. ``level`` is the try (``check`` counts them per exercise in
+one kernel): 1 names what to look at and holds no code of the answer, 2 points
+at the exact field or line, 3 also shows the answer (the reference solution).
 
 A Report shows itself as HTML in a notebook, as Markdown where only Markdown
 renders, and as plain text in a terminal (``print(report)``). Every piece of
@@ -43,6 +48,8 @@ class Report:
     exercise: str
     results: tuple[Result, ...]
     problem: str = ""  # something wrong with the function as a whole (not callable, a stub...)
+    level: int = 1  # how much the hints say: 1 where to look, 2 the exact line, 3 the answer
+    answer: str = ""  # the reference solution, shown at level 3
 
     # -- the verdict -------------------------------------------------------------
     @property
@@ -82,6 +89,19 @@ class Report:
                 out.append(r.idea)
         return out
 
+    def hint_texts(self) -> list[tuple[str, str]]:
+        """``(title, hint)`` for each idea the failures break, once each, at this level."""
+        key = "ex.nudge" if self.level <= 1 else "ex.hint"
+        return [(t(f"ex.idea.{idea}"), t(f"{key}.{idea}")) for idea in self.hints]
+
+    def _next_step(self) -> str:
+        """What the next try shows, or how the answer was reached."""
+        if self.level <= 1:
+            return t("ex.report.level1", name=self.exercise)
+        if self.level == 2:
+            return t("ex.report.level2", name=self.exercise)
+        return t("ex.report.level3")
+
     def score(self, points: float = 1.0) -> float:
         """``points`` times the share of scenarios passed, for nbgrader's partial credit."""
         if not self.results or self.problem:
@@ -112,9 +132,15 @@ class Report:
             lines += _indent(t("ex.report.happened"), r.happened)
             if r.printed:
                 lines += _indent(t("ex.report.printed"), r.printed)
-            lines.append(f"  {t('ex.report.hint', idea=r.idea_title)} {r.hint}")
             if same:
                 lines.append(f"  {t('ex.report.same', names=', '.join(x.scenario for x in same))}")
+        if self.failures:
+            lines += [""] + [f"{t('ex.report.hint', idea=i)} {h}" for i, h in self.hint_texts()]
+            if self.level >= 3 and self.answer:
+                lines += ["", t("ex.report.answer")] + [
+                    f"    {x}" for x in self.answer.splitlines()
+                ]
+            lines += ["", self._next_step()]
         passed = [r for r in self.results if r.passed]
         if passed:
             lines += ["", t("ex.report.passed_list", n=len(passed))]
@@ -137,10 +163,17 @@ class Report:
             out += _md_block(t("ex.report.happened"), r.happened)
             if r.printed:
                 out += _md_block(t("ex.report.printed"), r.printed)
-            out += [f"  *{_md(t('ex.report.hint', idea=r.idea_title))}* {_md(r.hint)}", ""]
             if same:
                 names = ", ".join(f"`{x.scenario}`" for x in same)
                 out += [f"  {_md(t('ex.report.same', names=''))}{names}", ""]
+        if self.failures:
+            out += [
+                f"- *{_md(t('ex.report.hint', idea=i))}* {_md(h)}" for i, h in self.hint_texts()
+            ]
+            out.append("")
+            if self.level >= 3 and self.answer:
+                out += [_md(t("ex.report.answer")), ""] + _fenced(self.answer, "python") + [""]
+            out += [_md(self._next_step()), ""]
         passed = [r for r in self.results if r.passed]
         if passed:
             out += [f"{_md(t('ex.report.passed_list', n=len(passed)))}", ""]
@@ -175,15 +208,21 @@ class Report:
                 ]
                 if r.printed:
                     out.append(_row(t("ex.report.printed"), r.printed))
-                out += [
-                    "</table>",
-                    f"<p><strong>{e(t('ex.report.hint', idea=r.idea_title))}</strong> {e(r.hint)}</p>",
-                ]
+                out.append("</table>")
                 if same:
                     names = ", ".join(f"<code>{e(x.scenario)}</code>" for x in same)
                     out.append(f"<p>{e(t('ex.report.same', names=''))}{names}</p>")
                 out.append("</li>")
             out.append("</ol>")
+            out += [
+                f"<p><strong>{e(t('ex.report.hint', idea=i))}</strong> {e(h)}</p>"
+                for i, h in self.hint_texts()
+            ]
+            if self.level >= 3 and self.answer:
+                out.append(
+                    f"<p>{e(t('ex.report.answer'))}</p><pre><code>{e(self.answer)}</code></pre>"
+                )
+            out.append(f"<p><em>{e(self._next_step())}</em></p>")
         passed = [r for r in self.results if r.passed]
         if passed:
             out.append(
@@ -220,15 +259,13 @@ def _md(text: str) -> str:
     return text
 
 
-def _md_block(label: str, value: str) -> list[str]:
+def _fenced(value: str, language: str = "text", indent: str = "") -> list[str]:
     fence = "```"
     while fence in value:
         fence += "`"
-    return [
-        f"  {_md(label)}",
-        "",
-        f"  {fence}text",
-        *[f"  {line}" for line in value.splitlines()],
-        f"  {fence}",
-        "",
-    ]
+    lines = [f"{fence}{language}", *value.splitlines(), fence]
+    return [indent + line for line in lines]
+
+
+def _md_block(label: str, value: str) -> list[str]:
+    return [f"  {_md(label)}", "", *_fenced(value, indent="  "), ""]

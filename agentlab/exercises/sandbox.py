@@ -35,6 +35,13 @@ and sent to a fresh interpreter, but a forked child already has it, with the
 cell's source in ``linecache``, so tracebacks keep pointing at the student's
 line. The child only sends back plain data (and its own ``Result``, which
 can make a scenario fail but never pass).
+
+The pipe back is the student's too (the code can find it), so the kernel reads
+it with care: each message is an 8-byte length and that many bytes, every read
+has the scenario's deadline (a child that stops in the middle of a message,
+``SIGSTOP`` included, is killed at the limit), and a length over
+``MESSAGE_LIMIT`` is refused before anything is allocated (a header claiming
+2**62 bytes fails the scenario instead of raising ``MemoryError``).
 Where ``fork`` does not exist (Windows), ``check`` falls back to a thread
 with the same time limit: endless Python loops still end (``Stop`` is raised
 inside the thread), but ``os._exit`` or code stuck in C cannot be contained.
@@ -50,9 +57,12 @@ import io
 import linecache
 import os
 import pickle
+import selectors
 import signal
+import struct
 import sys
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -67,6 +77,7 @@ __all__ = [
     "Foreign",
     "Forked",
     "Outcome",
+    "Refused",
     "Stop",
     "can_fork",
     "describe_error",
@@ -76,6 +87,8 @@ __all__ = [
 
 PRINT_LIMIT = 2000  # characters of captured print output kept per call
 MEMORY_LIMIT = 1 << 30  # bytes a checked scenario may add to the kernel's size (Linux)
+MESSAGE_LIMIT = 64 << 20  # bytes one message from the checked process may hold
+_HEADER = struct.Struct("!Q")  # a message: its length, then its bytes
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../agentlab
 
 
@@ -93,6 +106,13 @@ class Crashed(Exception):
     def __init__(self, text: str, raised: bool):
         super().__init__(text)
         self.raised = raised
+
+
+class Refused(Crashed):
+    """The kernel stopped reading the checked process (``str()`` says why, as it is)."""
+
+    def __init__(self, text: str):
+        super().__init__(text, raised=False)
 
 
 @dataclass
@@ -221,7 +241,7 @@ class Forked:
 
         self._reaper = reaper
         context = multiprocessing.get_context("fork")
-        self._receive, send = context.Pipe(duplex=False)
+        self._fd, send = os.pipe()
         self.process = context.Process(target=_child, args=(send, work, args), daemon=True)
         with warnings.catch_warnings():
             # Python 3.12+ warns that forking a process with threads may deadlock the
@@ -229,22 +249,35 @@ class Forked:
             # if it ever does hang.
             warnings.simplefilter("ignore", DeprecationWarning)
             self.process.start()
-        send.close()
+        os.close(send)
 
     def receive(self, limit: float) -> Outcome:
-        """The next value sent, or what stopped it: never raises for the child's sake."""
+        """The next value sent, or what stopped it: never raises for the child's sake.
+
+        The whole message must arrive within ``limit`` seconds; a child that stops
+        half-way times out like one that never writes, and the caller kills it."""
         outcome = Outcome()
         try:
-            if not self._receive.poll(limit):
-                outcome.timed_out = True
-                return outcome
-            data = self._receive.recv_bytes()
-        except (EOFError, OSError):  # the child ended without a word
+            data = _read_message(self._fd, time.monotonic() + limit)
+        except TimeoutError:
+            outcome.timed_out = True
+            return outcome
+        except EOFError:  # the child ended without a (whole) word
             self.process.join(1)
             outcome.error = Crashed(_how_it_ended(self.process.exitcode), raised=False)
             return outcome
+        except _TooBig as e:
+            outcome.error = Refused(t("ex.happened.too_big", size=e.size, limit=MESSAGE_LIMIT))
+            return outcome
+        except OSError as e:  # the pipe itself broke
+            outcome.error = Crashed(describe_error(e), raised=False)
+            return outcome
         try:
             kind, payload, where = _PlainData(io.BytesIO(data)).load()
+            if kind not in ("value", "error") or (
+                kind == "error" and not (type(payload) is str and type(where) is str)
+            ):
+                raise pickle.UnpicklingError("not a message of the checker")
         except Exception as e:  # not what _work sends: the student's code wrote to the pipe
             outcome.error = Crashed(describe_error(e), raised=True)
             return outcome
@@ -265,7 +298,51 @@ class Forked:
         if self._reaper is not None:  # what left the group: setsid, a double fork
             self._reaper.stop()
         self.process.close()
-        self._receive.close()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+class _TooBig(Exception):
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def _read_message(fd: int, deadline: float) -> bytes:
+    """One message from the pipe, whole, before ``deadline`` (``time.monotonic()``).
+
+    Raises ``TimeoutError`` at the deadline, ``EOFError`` if the pipe closes first,
+    ``_TooBig`` for a length over ``MESSAGE_LIMIT`` (nothing that size is allocated).
+    """
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+
+        def read(n: int) -> bytes:
+            out = bytearray()
+            while len(out) < n:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise TimeoutError
+                chunk = os.read(fd, min(n - len(out), 1 << 20))
+                if not chunk:
+                    raise EOFError
+                out += chunk
+            return bytes(out)
+
+        (size,) = _HEADER.unpack(read(_HEADER.size))
+        if size > MESSAGE_LIMIT:
+            raise _TooBig(size)
+        return read(size)
+
+
+def _write_message(fd: int, value: Any) -> None:
+    """Send one value to the kernel (in the child): its pickle, after its length."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) > MESSAGE_LIMIT:  # say so in a message that fits
+        data = pickle.dumps(("error", f"a message of {len(data)} bytes: too big to send", ""))
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class _PlainData(pickle.Unpickler):
@@ -348,7 +425,7 @@ def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _child(pipe: int, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     """In the forked child: run ``work``, sending each value back as it comes.
 
     Where a PID namespace can be made, ``work`` runs two forks further down,
@@ -363,16 +440,16 @@ def _child(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     _work(pipe, work, args)
 
 
-def _work(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _work(pipe: int, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     def send(value: Any) -> None:
-        pipe.send(("value", value, ""))
+        _write_message(pipe, ("value", value, ""))
 
     try:
         work(send, *args)
     except BaseException as e:  # what escaped (SystemExit from an __eq__...) is reported
-        pipe.send(("error", describe_error(e), _where(e, None)))
+        _write_message(pipe, ("error", describe_error(e), _where(e, None)))
     finally:
-        pipe.close()
+        os.close(pipe)
 
 
 # --------------------------------------------------------------------------
@@ -408,7 +485,7 @@ def _new_pid_namespace() -> bool:
     return True
 
 
-def _in_namespace(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _in_namespace(pipe: int, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
     """Run ``work`` in the new PID namespace, then end as its process ended.
 
     Two processes in there: the first (pid 1) only adopts and reaps orphans and
@@ -428,7 +505,7 @@ def _in_namespace(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) ->
                 os.close(status_w)
                 _work(pipe, work, args)
                 os._exit(0)
-            pipe.close()  # only the worker sends results
+            os.close(pipe)  # only the worker sends results
             while True:
                 pid, status = os.wait()  # the worker, or an orphan that came to us
                 if pid == worker:
@@ -436,7 +513,7 @@ def _in_namespace(pipe: Any, work: Callable[..., Any], args: tuple[Any, ...]) ->
             os.write(status_w, str(status).encode())
         finally:
             os._exit(0)
-    pipe.close()
+    os.close(pipe)
     os.close(status_w)
     reported = os.read(status_r, 32)
     _, status = os.waitpid(first, 0)

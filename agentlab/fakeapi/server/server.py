@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
+import ctypes.util
 import itertools
 import json
+import logging
 import re
 import secrets
 import socket
@@ -21,7 +24,7 @@ import uvicorn
 from agentlab import models as model_table
 from agentlab.fakeapi import controls, thinking
 from agentlab.fakeapi.checks import check_headers, check_request, fingerprint
-from agentlab.fakeapi.offline import DEMO_MODEL, demo_reply, make_message
+from agentlab.fakeapi.offline import demo_reply, make_message
 from agentlab.fakeapi.server import cache, threads
 from agentlab.fakeapi.server.http import (
     BodyError,
@@ -136,8 +139,7 @@ class FakeMessagesServer:
 
     ``replies`` is a list of replies or a function ``fn(request_body) -> reply``;
     ``None`` serves the offline demo model. ``model`` names the model in the
-    replies (default: the model the request asked for; the demo says
-    ``agentlab-demo``). A model that is not in ``agentlab.models`` gets a 404
+    replies (default: the model the request asked for, the demo's replies too). A model that is not in ``agentlab.models`` gets a 404
     as on the real API, unless ``any_model=True``; ``models`` narrows the
     accepted names further. With ``api_key`` set, other keys get a 401.
     ``chunk_delay`` slows streams down so a class can watch the text arrive.
@@ -169,7 +171,10 @@ class FakeMessagesServer:
         log: Callable[[str], None] | None = None,
     ):
         self.host, self.port = host, port
-        self.model = DEMO_MODEL if replies is None and model is None else model
+        # The demo too names the model asked for, as the API echoes it (and as DemoClient
+        # does): a client such as Claude Code drops thinking blocks whose reply named
+        # another model, and its next request would then be refused.
+        self.model = model
         self.check = check
         self.models = list(models) if models is not None else None
         self.any_model = any_model
@@ -265,6 +270,9 @@ class FakeMessagesServer:
         """Listen (raises OSError if the port is taken) and serve from a background thread."""
         if self._uvicorn is not None:
             return self
+        # Build one message now: it imports the SDK's types (seconds on a busy
+        # machine), which the first request would otherwise wait for.
+        make_message("ready")
         sock = socket.create_server((self.host, self.port), backlog=1024)
         self.port = int(sock.getsockname()[1])
         self._closing.clear()
@@ -477,7 +485,12 @@ class FakeMessagesServer:
         if body.get("thread"):
             history = list(body.get("messages") or []) + [{"role": "assistant", "content": content}]
             fields = {k: body[k] for k in threads.CREATE_ONLY if k in body}
-            self.threads.save(reply.id, threads.Thread(history, fields, owner), replaces=continued)
+            held = self.threads.get(continued, owner) if continued else None
+            # Only what is new is measured: a long thread costs nothing more per turn.
+            size = held.size if held else threads.json_size(fields)
+            size += threads.json_size(history[len(held.messages) :] if held else history)
+            thread = threads.Thread(history, fields, owner, size)
+            self.threads.save(reply.id, thread, replaces=continued)
 
     # -- HTTP entry points (the ASGI app uvicorn calls) --------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -561,6 +574,8 @@ class FakeMessagesServer:
                 await ex.send(
                     Answer(e.status, error_body(e.status, e.message, request_id, e.code)), ""
                 )
+            if e.status == 413:  # up to max_body was read: give that memory back
+                await asyncio.get_running_loop().run_in_executor(None, _trim)
             return
         loop = asyncio.get_running_loop()
         # Parsing, checking and the reply functions run in worker threads: a large
@@ -598,6 +613,18 @@ class FakeMessagesServer:
             data = reply.model_dump(mode="json", exclude_none=True)
             data.setdefault("stop_sequence", None)  # null, not missing, as the API sends it
             await ex.send(Answer(200, data), request_id)
+        if len(raw) > 1 << 20:  # a large request: give the memory it used back
+            await loop.run_in_executor(None, _trim)
+
+
+def _trim() -> None:
+    """Ask the C allocator to return free memory to the system (glibc only): the
+    worker threads allocate in arenas of their own, which otherwise keep what a
+    large request used."""
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to do
 
 
 def parse(raw: bytes, max_depth: int) -> tuple[Any, str | None]:
@@ -663,6 +690,12 @@ class _Uvicorn(uvicorn.Server):
             backlog=backlog,
         )
         super().__init__(config)
+        # uvicorn's own log says "Invalid HTTP request received." for each refusal;
+        # the client got a 400 that says more, and the server logs its requests itself.
+        quiet = logging.getLogger("uvicorn")
+        quiet.propagate = False
+        if not quiet.handlers:
+            quiet.addHandler(logging.NullHandler())
         self.ready = threading.Event()
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -7,8 +7,9 @@ and without ``system`` and ``tools`` (the server keeps those from the create).
 The server rebuilds the whole request from what it stored under ``ID``.
 
 The store is bounded in bytes (the JSON size of what it holds; the oldest
-threads are forgotten first, and a thread larger than the whole bound is not
-kept) and keeps one entry per thread: continuing from a reply replaces it with the new reply, and a
+threads are forgotten first, and a thread larger than an eighth of the bound
+is not kept, so one student cannot make every later request rebuild a huge
+history) and keeps one entry per thread: continuing from a reply replaces it with the new reply, and a
 second ``continue`` from the same reply answers 400 ``thread_already_continued``
 (each response can be continued only once). An id it does not hold answers
 404 ``thread_not_found``, and the SDK then resends the
@@ -40,11 +41,12 @@ class Thread:
     messages: list[Any]  # the whole history, the stored reply last
     fields: dict[str, Any]  # system and tools as the create sent them
     owner: str = ""  # a digest of the credential that created it
+    size: int = 0  # bytes of JSON it stands for (0: measure it)
 
-    def size(self) -> int:
-        """Bytes of JSON it stands for (what the store counts)."""
-        data = [self.messages, self.fields]
-        return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
+
+def json_size(data: Any) -> int:
+    """Bytes of compact JSON ``data`` takes."""
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def owner(headers: dict[str, str]) -> str:
@@ -55,7 +57,7 @@ def owner(headers: dict[str, str]) -> str:
 
 class ThreadStore:
     """Threads by the id of their latest reply: at most ``max_threads`` of them and
-    ``max_bytes`` of JSON in all (default 64 MB)."""
+    ``max_bytes`` of JSON in all (default 64 MB), each at most an eighth of that."""
 
     def __init__(self, max_threads: int = 1000, max_bytes: int = 64 * 1024 * 1024):
         self.max_threads, self.max_bytes = max_threads, max_bytes
@@ -85,15 +87,15 @@ class ThreadStore:
         return held[0] if held is not None and held[0].owner == owner else None
 
     def save(self, message_id: str, thread: Thread, replaces: str | None = None) -> None:
-        size = thread.size()
+        size = thread.size or json_size([thread.messages, thread.fields])
         with self._lock:
             if replaces is not None:
                 self._drop(replaces)
                 self._continued[replaces] = None
                 while len(self._continued) > self.max_threads:
                     self._continued.popitem(last=False)
-            if size > self.max_bytes:
-                return  # too large to keep at all: the SDK will resend it
+            if size > self.max_bytes // 8:
+                return  # too large to keep: the SDK will resend it
             self._threads[message_id] = (thread, size)
             self.bytes += size
             while len(self._threads) > self.max_threads or self.bytes > self.max_bytes:
