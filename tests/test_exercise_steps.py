@@ -112,3 +112,11 @@ def test_the_chinese_notebooks_have_no_english_comments():
                 comment = re.search(r'#(?!#).*|""".*', line)  # a comment or a docstring
                 if comment and re.search(r"[A-Za-z]{3}", comment.group(0)):
                     assert re.search(r"[\u4e00-\u9fff]", comment.group(0)), f"{path.name}: {line}"
+
+
+@pytest.mark.parametrize("name", ["agent_loop", "guarded_loop"])
+def test_a_loop_that_names_another_model_keeps_its_thinking_blocks(name, monkeypatch):
+    # The API signs a thinking block for the model the request named; a loop that sends
+    # it back unchanged passes whatever model it names.
+    monkeypatch.setattr(reference, "MODEL", "claude-opus-4-1")
+    assert check(name, getattr(reference, name), timeout=FAST).passed

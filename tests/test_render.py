@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -712,3 +713,18 @@ def test_a_long_bash_command_is_folded_like_long_output() -> None:
         {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {"command": "ls -la"}}
     )
     assert "al-more" not in short and '<span class="al-prompt">$ </span>ls -la</pre>' in short
+
+
+def test_a_command_to_approve_is_shown_whole_inert_and_with_its_escapes() -> None:
+    from agentlab.views.render import whole_input_html
+
+    command = f"ls -la{' ' * 500}; {EVIL}\n" + "\n".join(f"# {i}" for i in range(30)) + "\x1b[2K"
+    html = whole_input_html({"command": command})
+    assert_inert(html)
+    assert "al-more" not in html and html.count("<pre") == 1  # one box, nothing folded
+    assert '<span class="al-spaces">' + " " * 500 + "</span>" in html  # the run, marked
+    text = re.sub(r"<[^>]+>", "", html)
+    assert unescape(text) == "$ " + command.replace("\x1b", "\\x1b")
+    other = whole_input_html({"path": "a.txt", "text": EVIL})
+    assert_inert(other)
+    assert "a.txt" in other

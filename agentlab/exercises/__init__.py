@@ -4,6 +4,7 @@
     list_exercises()            # the seven exercises, in the order of the lesson
     check("decide", decide)     # run your decide() on every scenario: a Report
     check("decide", decide, show_answer=True)   # the same, with the model answer
+    check("decide", decide, scenarios=["max_tokens", "cut_off_call"])  # a lesson's quick check
 
 Each exercise is one function with a fixed name and signature. ``check`` runs
 it on scenarios built with the offline clients (parallel calls, unknown and

@@ -116,6 +116,7 @@ class ExerciseClient(ScriptedClient):
         self.attempts = 0  # every call of messages.create
         self.sent: list[list[Any]] = []  # the history each accepted request carried
         self.tools_sent: list[Any] = []
+        self.models: list[str] = []  # the model each accepted request named
         self.rejected: list[str] = []  # the API's 400 message for each refused request
 
     def _reply(self, params: dict[str, Any]) -> Message:
@@ -133,6 +134,7 @@ class ExerciseClient(ScriptedClient):
             if len(self.requests) > accepted:
                 self.sent.append(as_dict(list(params.get("messages") or [])))
                 self.tools_sent.append(as_dict(params.get("tools")))
+                self.models.append(str(params.get("model") or MODEL))
 
 
 def _signed_for(message: Message, model: str) -> Message:
@@ -307,7 +309,7 @@ def _state(arg: Any) -> Any:
     if isinstance(arg, (FakeBash, FakeApprove)):
         return {"calls": plain(arg.calls)}
     if isinstance(arg, ExerciseClient):
-        fields = ("attempts", "sent", "tools_sent", "rejected")
+        fields = ("attempts", "sent", "tools_sent", "rejected", "models")
         return {name: plain(getattr(arg, name)) for name in fields}
     if isinstance(arg, list):
         return plain(arg)
@@ -321,10 +323,16 @@ def _restore(arg: Any, state: Any) -> None:
             raise TypeError("the checked process sent a fake's calls of the wrong shape")
         arg.calls[:] = state["calls"]
     elif isinstance(arg, ExerciseClient):
-        kinds = {"attempts": int, "sent": list, "tools_sent": list, "rejected": list}
+        kinds = {
+            "attempts": int,
+            "sent": list,
+            "tools_sent": list,
+            "rejected": list,
+            "models": list,
+        }
         if not (isinstance(state, dict) and all(type(state.get(k)) is v for k, v in kinds.items())):
             raise TypeError("the checked process sent the model's requests in the wrong shape")
-        if not all(type(r) is str for r in state["rejected"]):
+        if not all(type(r) is str for r in state["rejected"] + state["models"]):
             raise TypeError("the checked process sent the model's requests in the wrong shape")
         for name in kinds:
             setattr(arg, name, state[name])
@@ -1033,7 +1041,10 @@ def _judge_thinking(trial: Trial, client: ExerciseClient, script: list[Message])
     offline clients may not check it yet, so the checker looks at the history the
     loop sent itself."""
     for k, sent in enumerate(client.sent[1:], start=1):
-        wanted = [b for b in as_dict(script[k - 1].content) if b.get("type") == "thinking"]
+        # the reply as the API signed it: for the model the request before named
+        model = client.models[k - 1] if k - 1 < len(client.models) else MODEL
+        reply = _signed_for(script[k - 1], model)
+        wanted = [b for b in as_dict(reply.content) if b.get("type") == "thinking"]
         if not wanted or script[k - 1].stop_reason != "tool_use":
             continue
         turns = [m for m in sent if isinstance(m, Mapping) and m.get("role") == "assistant"]

@@ -326,6 +326,7 @@ class ScriptedClient:
         # on one is a continuation, not a prefill) and tool calls made with thinking.
         self._paused: set[str] = set()
         self._thought: set[str] = set()
+        self._beta = False  # the request being answered came with an anthropic-beta header
         self._counted: tuple[int, int, Any, Any] = (0, 0, None, None)  # see _input_tokens
 
     def _reply(self, params: dict[str, Any]) -> Message:
@@ -336,7 +337,11 @@ class ScriptedClient:
             if missing:
                 raise not_found(missing)
             errors = check_request(
-                params, seen=self._seen, paused=self._paused, thought=self._thought
+                params,
+                seen=self._seen,
+                paused=self._paused,
+                thought=self._thought,
+                beta=self._beta,
             )
             if errors:
                 raise bad_request(errors[0], params)
@@ -449,7 +454,12 @@ class ScriptedClient:
             # _thread_state); the API's exact wording is not known to us.
             lost = _error("not_found_error", "thread not found", error_code="thread_not_found")
             return httpx2.Response(404, json=lost, headers=headers)
-        message = self._reply(full)
+        # Beta fields (fallbacks, context_management...) come with an anthropic-beta header.
+        self._beta = "anthropic-beta" in request.headers
+        try:
+            message = self._reply(full)
+        finally:
+            self._beta = False
         if threaded:
             self._threads.keep(full, message)
         if not stream:

@@ -907,13 +907,15 @@ class LoopView(W.VBox):
         decision, the tokens, the results waiting to be appended, the history's
         cards and the pairs table. Only the buttons are left out."""
 
-        def panel(box: W.Widget, html: str, css: str) -> str:
-            return f'<div class="{css}">{html}</div>' if box.layout.display != "none" else ""
+        def panel(box: W.Widget, html: str, css: str = "") -> str:
+            if box.layout.display == "none":
+                return ""
+            return f'<div class="{css}">{html}</div>' if css else html
 
         diagram = f'<div class="al-diagram">{self.diagram.value}</div>'
         left = diagram + "".join(w.value for w in (self.about, self.decision, self.tokens))
         right = (
-            panel(self.stream_box, self.stream_box.value, "al-streambox")
+            panel(self.stream_box, self.stream_box.value)
             + self.results_box.value
             + self.history_title.value
             + f'<div class="al-root">{self.history.drawn_html()}</div>'

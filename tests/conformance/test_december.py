@@ -250,3 +250,16 @@ def test_the_accepted_models_are_listed():
     assert "claude-haiku-5-5" in models.accepted() and models.accepted() == models.ids()
     assert models.price("claude-haiku-5-5", prompt_tokens=200_000)[1]["input"] == 0.5
     assert models.price("claude-haiku-5-5", prompt_tokens=1_000)[1]["input"] == 0.1
+
+
+def test_the_offline_beta_client_takes_fallbacks_too():
+    """The SDK's beta create with `fallbacks` (and its beta header) works offline as on
+    the server: accepted, and the refusal comes back as when the fallback could not run."""
+    task = [{"role": "user", "content": f"{REFUSAL_TEST}: list the files"}]
+    reply = DemoClient().beta.messages.create(
+        model=SONNET, max_tokens=100, messages=task, fallbacks="default",
+        betas=["server-side-fallback-2026-07-01"],
+    )  # fmt: skip
+    assert (
+        reply.stop_reason == "refusal" and reply.stop_details.recommended_model == "claude-opus-4-8"
+    )
