@@ -15,7 +15,8 @@ What it does, all on 127.0.0.1:
    student version with a solution typed into the answer cell) cell by cell over the kernel's
    websocket, as a student pressing Shift-Enter would;
 6. meanwhile a probe asks the shared server once every 0.25 s, so its p50/p99 latency under the
-   class's load is measured from outside;
+   class's load is measured from outside; the slowest probe is printed with its place and when it
+   was sent (with few probes the p99 is the slowest one: one cold request shows as the p99);
 7. stops everything and prints one table.
 It prints numbers; it passes or fails nothing (a notebook cell that errors is counted and shown).
 """
@@ -198,8 +199,9 @@ def student(hub: Hub, port: int, token: str, name: str) -> dict[str, Any]:
     return out
 
 
-def probe(url: str, stop: threading.Event, samples: list[float]) -> None:
-    """Ask the shared server once every 0.25 s, as one more student would."""
+def probe(url: str, stop: threading.Event, samples: list[float], sent: list[float]) -> None:
+    """Ask the shared server once every 0.25 s, as one more student would (``sent``: when
+    each probe left, in seconds from the first)."""
     body = json.dumps(
         {
             "model": "claude-sonnet-5-5",
@@ -212,8 +214,10 @@ def probe(url: str, stop: threading.Event, samples: list[float]) -> None:
         "x-api-key": "class",
         "anthropic-version": "2023-06-01",
     }
+    first = time.monotonic()
     while not stop.is_set():
         start = time.monotonic()
+        sent.append(start - first)
         try:
             req = urllib.request.Request(url + "/v1/messages", data=body, headers=headers)
             urllib.request.urlopen(req, timeout=30).read()
@@ -302,9 +306,12 @@ def one_class(n: int, proxy: str) -> dict[str, Any]:
         result["ready_s"] = time.monotonic() - start
 
         samples: list[float] = []
+        sent: list[float] = []
         stop = threading.Event()
         prober = threading.Thread(
-            target=probe, args=(f"http://127.0.0.1:{serve_port}", stop, samples), daemon=True
+            target=probe,
+            args=(f"http://127.0.0.1:{serve_port}", stop, samples, sent),
+            daemon=True,
         )
         prober.start()
         start = time.monotonic()
@@ -324,6 +331,9 @@ def one_class(n: int, proxy: str) -> dict[str, Any]:
             percentile(ok, 0.99),
             len(samples) - len(ok),
         )
+        if ok:
+            k = samples.index(max(ok))
+            result["slowest"] = (max(ok), k + 1, sent[k])
         for name in names:
             hub.call("DELETE", f"/hub/api/users/{name}/server")
     finally:
@@ -366,6 +376,11 @@ def main() -> None:
             f"| {r['exercise 01'][0]:.1f} s / {r['exercise 01'][1]:.1f} s | {r['class_s']:.1f} s "
             f"| {r['errors']} | {p50 * 1000:.0f} ms / {p99 * 1000:.0f} ms ({n_probe}, {failed}) |"
         )
+    for r in rows:
+        if "slowest" in r:
+            took, k, at = r["slowest"]
+            print(f"{r['students']} students: the slowest probe took {took * 1000:.0f} ms: probe {k} "
+                  f"of {r['probe'][0]}, sent {at:.1f} s after the class started")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -73,11 +73,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(nofile: int | None = None) -> tuple[subprocess.Popen[str], str]:
-    """``agentlab serve`` on a free port (``nofile``: its open-file limit)."""
+def start_server(nofile: int | None = None, root: Path = ROOT) -> tuple[subprocess.Popen[str], str]:
+    """``agentlab serve`` from ``root``'s code on a free port (``nofile``: its open-file
+    limit)."""
     import resource
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONUNBUFFERED": "1"}
 
     def limit() -> None:
         if nofile is not None:
@@ -85,7 +86,7 @@ def start_server(nofile: int | None = None) -> tuple[subprocess.Popen[str], str]
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentlab.fakeapi.server", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT, preexec_fn=limit,
+        stdout=subprocess.PIPE, text=True, env=env, cwd=root, preexec_fn=limit,
     )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -454,11 +455,43 @@ async def phase_students(url: str, n: int, lat: list, errors: list) -> None:
         await asyncio.gather(*[student(http, k, 1, k % 2 == 0, lat, errors) for k in range(n)])
 
 
+def against(other: Path, rounds: int = 3) -> None:
+    """The 100-student phase on this checkout's server and on ``other``'s, taking turns,
+    so that both see the same machine (a busy shared machine moves every figure)."""
+    servers = {"this": start_server(), str(other): start_server(root=other)}
+    runs: dict[str, list[dict]] = {name: [] for name in servers}
+    try:
+        for _, url in servers.values():
+            asyncio.run(phase(url, 4, 1, 0, 0))  # warm up
+        for _ in range(rounds):
+            for name, (_, url) in servers.items():
+                runs[name].append(asyncio.run(phase(url, 100, 3, 200, 20)))
+    finally:
+        for proc, _ in servers.values():
+            proc.terminate()
+            proc.wait(timeout=10)
+    print(f"100 students, {rounds} turns each, taking turns (medians):")
+    mid = {name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50", "p99")}
+           for name, rs in runs.items()}  # fmt: skip
+    for name, m in mid.items():
+        errors = sum(len(r["errors"]) for r in runs[name])
+        print(f"  {name}: {m['rps']:.0f} requests/s, p50 {m['p50'] * 1000:.0f} ms, "
+              f"p99 {m['p99'] * 1000:.0f} ms, {errors} errors")  # fmt: skip
+    this, that = mid["this"], mid[str(other)]
+    print(f"  this / other: requests/s x{this['rps'] / that['rps']:.2f}, "
+          f"p99 x{this['p99'] / that['p99']:.2f}")  # fmt: skip
+
+
 def main() -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--quick", action="store_true", help="20 and 50 students")
     args.add_argument("--attacks", action="store_true", help="the attacks only")
+    args.add_argument("--against", type=Path, metavar="DIR",
+                      help="compare with another checkout's server (100 students, in turns)")  # fmt: skip
     options = args.parse_args()
+    if options.against:
+        against(options.against)
+        return 0
     quick = options.quick
     plan = [("100 students", 100, 3, 200, 20), ("500 students", 500, 1, 0, 0)]
     if quick:

@@ -21,3 +21,14 @@ def _default_language():
     set_language(None)
     yield
     set_language(None)
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_keys():
+    """Each test starts with no client keys remembered for redaction (``secrets.remember``
+    keeps them for the whole process), so a test sees only the keys it made."""
+    from agentlab import secrets
+
+    secrets._held.clear()
+    yield
+    secrets._held.clear()

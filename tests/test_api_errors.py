@@ -227,3 +227,29 @@ def test_a_changed_thinking_block_is_not_blamed_on_another_model():
         al.agent_loop(messages, al.DemoClient(), tools=[al.bash])
     assert "another model" not in info.value.explanation
     assert "unchanged" in info.value.explanation
+
+
+def test_a_changed_system_prompt_under_a_thinking_block_is_explained_append_only(
+    tmp_path, monkeypatch
+):
+    """The prefix check's 400 (preserved-thinking/fix-bound-to-a-different-conversation,
+    read 2026-12-01), explained in plain words; the fix, a new message at the end, works."""
+    monkeypatch.chdir(tmp_path)
+    demo = al.DemoClient()
+    chat = [{"role": "user", "content": "How many Python files are in this folder?"}]
+    reply = al.request(demo, chat, system="Be brief.", tools=[al.bash])
+    al.append(chat, reply)
+    al.append(chat, al.execute(al.decide(reply).tool_uses, tools=[al.bash]))
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        al.request(demo, chat, system="Be brief. Today is Tuesday.", tools=[al.bash])
+    assert "bound to a different conversation" in raised.value.message
+    explained = explain_error(raised.value)
+    assert "append-only" in explained and "new message at the end" in explained
+    edited = copy.deepcopy(chat)
+    edited[2]["content"][0]["content"] = "(summarised)"  # after the block: no harm
+    assert al.validate(edited) == []
+    edited[0]["content"] = "How many files?"  # before it: the block is invalid
+    (problem,) = al.validate(edited)
+    assert problem.rule == "thinking_prefix" and problem.index == 1
+    chat.append({"role": "system", "content": "Today is Tuesday."})  # append-only
+    assert al.request(demo, chat, system="Be brief.", tools=[al.bash]).stop_reason == "end_turn"

@@ -536,7 +536,7 @@ for path in found:
         client.load_connection_file(path)
         client.start_channels()
         client.execute(f"open({sys.argv[2]!r}, 'w').write('pwned')")
-        client.stop_channels()
+        client.shell_channel.socket.close(linger=30000)  # returns once the message is sent
         print("queued on", path)
     except OSError as e:
         print("cannot read", path, e)
@@ -562,8 +562,13 @@ def _attack_from_a_kernel(tmp_path: Path, sandbox: bool) -> tuple[str, bool]:
         )
         reply = client.execute_interactive(code, timeout=60, output_hook=_keep(out := []))
         assert reply["content"]["status"] == "ok"
-        # Anything queued meanwhile runs before the next cell: wait for that cell.
+        # Anything queued meanwhile runs before the next cell: wait for that cell. Without the
+        # sandbox the queued code must run: wait for its file (a loaded machine may deliver
+        # the attacker's message after our first cell), up to a bound.
         client.execute_interactive("pass", timeout=30, output_hook=lambda msg: None)
+        deadline = time.monotonic() + 60
+        while not sandbox and not marker.exists() and time.monotonic() < deadline:
+            client.execute_interactive("pass", timeout=30, output_hook=lambda msg: None)
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
@@ -576,6 +581,19 @@ def _keep(into: list[str]):  # type: ignore[no-untyped-def]
             into.append(msg["content"]["text"])
 
     return hook
+
+
+def running(marker: str) -> list[int]:
+    """Live processes (as the host sees them) whose command line holds ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if entry.isdigit() and marker.encode() in cmdline and alive(int(entry)):
+            found.append(int(entry))
+    return found
 
 
 @sandbox_only
@@ -661,10 +679,10 @@ def test_the_limits_still_hold_in_the_sandbox(
     assert r.timed_out and r.duration < 5
     r = run_bash("yes", timeout=20, max_output=1000, sandbox=True)
     assert r.truncated and r.exit_code is None
-    r = run_bash("env; sleep 30 & setsid sleep 30 & echo started", sandbox=True)
+    r = run_bash("env; sleep 30.17 & setsid sleep 30.17 & echo started", sandbox=True)
     assert "sk-ant-sandbox" not in r.output and "started" in r.output
     # Nothing it started is left: with the PID namespace gone, so is everything in it.
-    assert bash_module._descendants(bash_module._children(os.getpid())) == set()
+    assert_gone(running("30.17"))
 
 
 def test_without_bubblewrap_the_limits_apply_and_it_says_so_once(
@@ -691,3 +709,29 @@ def test_without_bubblewrap_the_limits_apply_and_it_says_so_once(
             bash_module.sandbox_problem.cache_clear()
     err = capsys.readouterr().err
     assert err.count("WITHOUT a sandbox") == 1 and "not installed" in err
+
+
+@sandbox_only
+def test_ctrl_c_stops_a_sandboxed_command_and_everything_in_it(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+
+    def interrupt() -> None:
+        with open(ready) as f:  # blocks until the command has started, then Ctrl-C
+            f.read()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_bash(
+            "sleep 30.23 & setsid sleep 30.23 & echo go > ready; sleep 30.23",
+            cwd=tmp_path,
+            sandbox=True,
+        )
+    thread.join()
+    assert time.monotonic() - start < 5
+    assert_gone(running("30.23"))

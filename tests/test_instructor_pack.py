@@ -144,9 +144,7 @@ def test_the_plan_holds_measured_timings_for_every_lesson():
         page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
         table = page.split(tl.START)[1].split(tl.END)[0]
         assert all(f"| {lesson} |" in table for lesson in lessons), name
-        assert re.search(r"Measured \d{4}-\d\d-\d\d with `python tools/time_lessons.py", table), (
-            name
-        )
+        assert re.search(r"\d{4}-\d\d-\d\d .*`python tools/time_lessons.py", table), name
 
 
 def test_every_lesson_has_an_exit_ticket_of_three_questions_with_answers():

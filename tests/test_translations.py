@@ -38,6 +38,7 @@ def misused(term: dict, where: str, text: str) -> list[str]:
     """The words of ``term`` to avoid that ``text`` (found at ``where``) uses."""
     if "only" in term and not where.startswith(tuple(term["only"])):
         return []
+    text = re.sub(r"\{#[\w-]+\}", "", text)  # heading anchors stay English: links point to them
     bad = [b for b in term["avoid"] if b in text]
     for word in term.get("avoid_word", []):  # alone, not inside a name: api_key, key=..., `key`
         if re.search(rf"(?<![A-Za-z_`]){word}(?![A-Za-z_`=])", text):
@@ -61,7 +62,10 @@ def test_a_word_to_avoid_is_found_alone_but_not_inside_a_name():
     assert (
         misused(key, "notebooks/zh/03_x.ipynb c1", 'Anthropic(api_key="t"); max(xs, key=len)') == []
     )
-    assert misused(key, "somewhere/else.md", "设置了 key 时") == []  # outside its "only"
+    assert misused(key, "somewhere/else.md", "设置了 key 时") == ["key"]  # everywhere now
+    assert misused(key, "docs/x.zh.md", "## 密钥 {#the-api-key}") == []  # an anchor is a link target
+    limited = {**key, "only": ["notebooks/zh/03"]}
+    assert misused(limited, "somewhere/else.md", "设置了 key 时") == []  # outside its "only"
 
 
 def test_the_seed_lessons_word_for_observation_is_used():

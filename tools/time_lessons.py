@@ -109,13 +109,14 @@ def time_lesson(path: Path, timeout: int = 300) -> Timing:
 
 
 def table(timings: list[Timing], chinese: bool) -> str:
-    size = "characters" if chinese else "words"
-    rows = [
-        f"| lesson | {size} | reading (min) | running (s) | slowest cell | code cells | student cells |",
-        "| --- | ---: | ---: | ---: | --- | ---: | ---: |",
-    ]
+    head = (
+        "| 课程 | 汉字 | 阅读（分钟） | 运行（秒） | 最慢的单元格 | 代码单元格 | 学生单元格 |"
+        if chinese
+        else "| lesson | words | reading (min) | running (s) | slowest cell | code cells | student cells |"
+    )
+    rows = [head, "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
     for t in timings:
-        amount = f"{t.characters:,} (+{t.words:,} words)" if chinese else f"{t.words:,}"
+        amount = f"{t.characters:,}（另有 {t.words:,} 个英文词）" if chinese else f"{t.words:,}"
         rows.append(
             f"| {t.lesson} | {amount} | {t.reading_minutes} | {t.running_seconds:.0f} | "
             f"{t.slowest} | {t.code_cells} | {t.student_cells} |"
@@ -124,15 +125,17 @@ def table(timings: list[Timing], chinese: bool) -> str:
 
 
 def note(chinese: bool) -> str:
-    rate = (
-        f"{CHINESE_CHARACTERS_PER_MINUTE} Chinese characters (and {WORDS_PER_MINUTE} Latin words) a minute"
-        if chinese
-        else f"{WORDS_PER_MINUTE} words a minute"
-    )
+    today, cores = dt.date.today().isoformat(), os.cpu_count()
+    if chinese:
+        return (
+            f"{today} 用 `python tools/time_lessons.py --zh` 测量：学生拿到的副本（输出已清空），"
+            f"在离线演示模型上一个单元格一个单元格地运行，机器有 {cores} 个 CPU 核（运行时间随机器负载变化）；"
+            f"阅读按每分钟 {CHINESE_CHARACTERS_PER_MINUTE} 个汉字（英文词每分钟 {WORDS_PER_MINUTE} 个）计算。"
+        )
     return (
-        f"Measured {dt.date.today().isoformat()} with `python tools/time_lessons.py"
-        f"{' --zh' if chinese else ''}`: the student copies (outputs cleared), run cell by cell "
-        f"on the offline demo model; reading at {rate}."
+        f"Measured {today} with `python tools/time_lessons.py`: the student copies (outputs "
+        f"cleared), run cell by cell on the offline demo model, on {cores} CPU cores (running "
+        f"times vary with the machine's load); reading at {WORDS_PER_MINUTE} words a minute."
     )
 
 

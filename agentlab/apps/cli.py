@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
     from agentlab.fakeapi.offline import asks_by_default, connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
-    from agentlab.loop import AgentLoop, Interrupted
+    from agentlab.loop import Interrupted
+    from agentlab.stepper import AgentLoop
     from agentlab.tools import bash, bash_tool, make_workspace
 
     console = Console(highlight=False, emoji=False)

@@ -187,7 +187,7 @@ CASES = [
     Case("a system message first",
          req(messages=[{"role": "system", "content": "Be brief."}, USER]), 400,
          "messages.0: use the top-level 'system' parameter for the initial system prompt",
-         SONNET_55 + "; the sentence as the live API answers it (issue reports, 2026-11)"),
+         SONNET_55 + "; the sentence as recorded from the live API (a transcript, not a public page)"),
     Case("a system message after a user turn on Sonnet 5",
          req(SONNET_5, messages=[USER, SYSTEM]), 200, None,
          "decided from the evidence: Claude Code 2.1 sends it to claude-sonnet-5; docs.rs "
@@ -235,12 +235,12 @@ CASES = [
     # Small shapes.
     Case("tool_choice as a string", req(tools=[TOOL], tool_choice="auto"), 400,
          "tool_choice: Input should be an object",
-         "pydantic's wording for a non-object (its model_type error), as the live API answers "
-         "a string tool_choice (issue 23's transcript); checked 2026-12-01"),
+         "the live API's answer as recorded from a transcript, not on a public page "
+         "(pydantic's own wording differs); checked 2026-12-01"),
     Case("a thinking budget under 1024", req(
         HAIKU, thinking={"type": "enabled", "budget_tokens": 500}), 400,
          "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
-         EXTENDED_THINKING + "; the sentence as the live API answers it"),
+         EXTENDED_THINKING + "; the sentence as recorded from the live API (not a public page)"),
     Case("a thinking budget not below max_tokens", req(
         HAIKU, max_tokens=2000, thinking={"type": "enabled", "budget_tokens": 2000}), 400,
          "max_tokens must be greater than thinking.budget_tokens "
@@ -310,6 +310,19 @@ CASES = [
          "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. "
          "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
          "message.", TOOL_USE),
+    # The two rows below: the live API's words as quoted in public issue reports (see
+    # agentlab/history.py: _check_pair and cache_points for the pages and dates).
+    Case("two results for one tool_use", req(tools=[TOOL], messages=[
+        USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT, RESULT]}]),
+         400, "messages.2.content.1: each tool_use must have a single result. Found multiple "
+         "`tool_result` blocks with id: toolu_1", "github.com/anthropics/claude-code/issues/14110 "
+         "(the live API's 400, 2025-12-16)"),
+    Case("five blocks with cache_control", req(messages=[{"role": "user", "content": [
+        {"type": "text", "text": f"part {n}", "cache_control": {"type": "ephemeral"}}
+        for n in range(5)]}]), 400,
+         "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+         "github.com/griffinmartin/opencode-claude-auth/issues/121 (the live API's 400, "
+         "2026-04-03)"),
     Case("a tool exchange answered in order", req(tools=[TOOL], messages=[
         USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]}]),
          200, None, TOOL_USE),

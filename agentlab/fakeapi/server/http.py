@@ -217,21 +217,23 @@ class Exchange:
         self.path: str = scope["path"]
         self.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         self._receive, self._send, self.limits = receive, send, limits
-        self._abort: Callable[[], None] = scope.get("agentlab.abort", lambda: None)
+        self._abort: Callable[..., None] = scope.get("agentlab.abort", lambda flush=False: None)
         self.close = False  # ask the client to close after this answer
         self.status: int | None = None  # what was answered (None: nothing yet)
 
-    def abort(self) -> None:
-        self._abort()
+    def abort(self, flush: bool = False) -> None:
+        """Close the connection (``flush``: after what was written so far)."""
+        self._abort(flush=flush)
 
-    async def read_body(self) -> bytes:
+    async def read_body(self) -> bytearray:
         """The whole body, at most ``max_body`` bytes; raises BodyError."""
         limit = self.limits.max_body
         length = self.headers.get("content-length")
         if length is not None and int(length) > limit:  # h11 checked it is digits
             raise BodyError(413)
-        parts: list[bytes] = []
-        total = 0
+        # One growing buffer, not a list of pieces: a large one lives in memory of
+        # its own, which goes back to the system when it is freed.
+        body = bytearray()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.body_timeout
         while True:
@@ -246,13 +248,11 @@ class Exchange:
                 ) from None
             if message["type"] == "http.disconnect":
                 raise BodyError(0)
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > limit:
+            body += message.get("body", b"")
+            if len(body) > limit:
                 raise BodyError(413)
-            parts.append(chunk)
             if not message.get("more_body"):
-                return b"".join(parts)
+                return body
 
     async def _write(self, message: dict[str, Any]) -> None:
         """Send, or cut the client off if it has not read for ``io_timeout``."""
@@ -277,15 +277,13 @@ class Exchange:
                            "headers": headers})  # fmt: skip
         await self._write({"type": "http.response.body", "body": data})
 
-    async def _event(self, name: str, data: dict[str, Any]) -> None:
-        payload = json.dumps(data, ensure_ascii=False)
-        body = f"event: {name}\ndata: {payload}\n\n".encode("utf-8", "surrogatepass")
-        await self._write({"type": "http.response.body", "body": body, "more_body": True})
-
     async def stream(
         self, message: Any, request_id: str, fault: Fault | None, chunk_delay: float
     ) -> None:
-        """Send ``message`` as the API's server-sent events, playing ``fault`` if any."""
+        """Send ``message`` as the API's server-sent events, playing ``fault`` if any.
+
+        Events go out together unless ``chunk_delay`` spaces them (each one through
+        h11 costs more than building it)."""
         from agentlab.fakeapi.server.server import error_body
 
         headers = [
@@ -295,17 +293,27 @@ class Exchange:
         ]
         self.status = 200
         await self._write({"type": "http.response.start", "status": 200, "headers": headers})
+        pending: list[str] = []
+
+        async def flush(more: bool = True) -> None:
+            body = "".join(pending).encode("utf-8", "surrogatepass")
+            pending.clear()
+            await self._write({"type": "http.response.body", "body": body, "more_body": more})
+
         sent = 0
         for name, data in events(message):
             if fault is not None and name == "content_block_delta" and sent >= fault.after:
                 if fault.kind == "stream_cut":
-                    self.abort()
+                    await flush()
+                    self.abort(flush=True)
                     return
-                await self._event("error", error_body(fault.status, fault.message, request_id))
+                name, data = "error", error_body(fault.status, fault.message, request_id)
+                pending.append(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
                 break
-            await self._event(name, data)
+            pending.append(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
             if name == "content_block_delta":
                 sent += 1
                 if chunk_delay:
+                    await flush()
                     await asyncio.sleep(chunk_delay)
-        await self._write({"type": "http.response.body", "body": b""})  # the stream is complete
+        await flush(more=False)  # the stream is complete

@@ -528,7 +528,7 @@ class FakeMessagesServer:
         return Answer(404, error_body(404, f"Not found: {path or '/'}"))
 
     def _take(
-        self, raw: bytes, ex: Exchange
+        self, raw: bytes | bytearray, ex: Exchange
     ) -> tuple[RecordedRequest, Any, str | None, Fault | None]:
         """Read the body, count and record the request, and take the next planned fault."""
         body, problem = parse(raw, self.limits.max_depth)
@@ -549,6 +549,15 @@ class FakeMessagesServer:
                 if self.record is not None and len(self.requests) > self.record:
                     del self.requests[0]
         return record, body, problem, self._next_fault()
+
+    def _work(
+        self, raw: bytes | bytearray, ex: Exchange
+    ) -> tuple[RecordedRequest, Any, str | None, Fault | None, Any]:
+        """Take the request; answer it unless a planned fault answers first (reply None)."""
+        record, body, problem, fault = self._take(raw, ex)
+        if fault is not None and (fault.kind in ("drop", "slow", "status") or not record.streamed):
+            return record, body, problem, fault, None
+        return record, body, problem, fault, self._respond(record, body, problem, ex.headers)
 
     def _respond(
         self, record: RecordedRequest, body: Any, problem: str | None, headers: dict[str, str]
@@ -578,18 +587,18 @@ class FakeMessagesServer:
                 await asyncio.get_running_loop().run_in_executor(None, _trim)
             return
         loop = asyncio.get_running_loop()
-        # Parsing, checking and the reply functions run in worker threads: a large
-        # body or a slow reply function never holds up the other connections.
-        record, body, problem, fault = await loop.run_in_executor(None, self._take, raw, ex)
+        # Parsing, checking and the reply functions run in a worker thread (one hop
+        # per request): a large body or a slow reply function never holds up the
+        # other connections.
+        record, body, problem, fault, reply = await loop.run_in_executor(None, self._work, raw, ex)
         if fault is not None:
             record.fault = fault.kind
+        if reply is None:  # the fault answers instead
+            assert fault is not None
             if fault.kind == "drop":
                 ex.abort()
                 return
-            if fault.kind == "slow":
-                await asyncio.sleep(fault.delay)
-                fault = None
-            elif fault.kind == "status" or not record.streamed:
+            if fault.kind != "slow":
                 status = fault.status
                 answer = Answer(status, error_body(status, fault.message, request_id))
                 if fault.retry_after is not None:
@@ -599,7 +608,11 @@ class FakeMessagesServer:
                 record.status = status
                 await ex.send(answer, request_id)
                 return
-        reply = await loop.run_in_executor(None, self._respond, record, body, problem, ex.headers)
+            await asyncio.sleep(fault.delay)
+            fault = None
+            reply = await loop.run_in_executor(
+                None, self._respond, record, body, problem, ex.headers
+            )
         if isinstance(reply, Answer):
             if reply.status >= 400:
                 reply.body["request_id"] = reply.body.get("request_id") or request_id
@@ -627,7 +640,7 @@ def _trim() -> None:
         pass  # not glibc: nothing to do
 
 
-def parse(raw: bytes, max_depth: int) -> tuple[Any, str | None]:
+def parse(raw: bytes | bytearray, max_depth: int) -> tuple[Any, str | None]:
     """The JSON body, and what is wrong with it if it cannot be answered."""
     try:
         body = json.loads(raw or b"null")
@@ -653,7 +666,7 @@ _LONE = re.compile(
 )
 
 
-def _surrogate_error(raw: bytes) -> str:
+def _surrogate_error(raw: bytes | bytearray) -> str:
     """The API's 400 for a lone surrogate, as widely quoted in public reports (e.g.
     github.com/anthropics/claude-code/issues/2108, 2025-06-15): "The request body is
     not valid JSON: no low surrogate in string: line 1 column 50086 (char 50085)".
