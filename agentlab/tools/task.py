@@ -32,7 +32,7 @@ def final_text(messages: list[Any]) -> str:
 
 def subagent(client: Any, prompt: str, tools: Iterable[Any], max_rounds: int = MAX_ROUNDS) -> str:
     """Run a child loop on ``prompt`` alone; return only its final text."""
-    from agentlab.stepper import agent_loop  # the lesson's loop (imported late: no cycle)
+    from agentlab.loop import agent_loop  # the lesson's loop (imported late: no cycle)
 
     child_tools = [t for t in tools if as_tool(t).name != "task"]  # no recursion
     messages: list[Any] = [{"role": "user", "content": prompt}]  # a fresh history
