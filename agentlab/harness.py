@@ -39,10 +39,13 @@ def get(obj: Any, key: str) -> Any:
     return obj.get(key) if type(obj) is dict else getattr(obj, key, None)
 
 
-def requested(client: Any, body: dict[str, Any], stream: bool) -> Generator[Event, Any, Any]:
+def requested(
+    client: Any, body: dict[str, Any], stream: bool, first: bool = True
+) -> Generator[Event, Any, Any]:
     """Stage 1 in the loop: the request, its streamed text as events. A failed request
     yields an ``error`` event (send True to try again), then raises RequestError."""
-    remember(client)  # its key is redacted from every saved history (agentlab.secrets)
+    if first:  # the client's key is redacted from every saved history (agentlab.secrets)
+        remember(client)
     while True:
         try:
             if not stream:
