@@ -230,7 +230,9 @@ def steps(
             stage, results = "request", []
             yield _STAGE[stage]
             yield Event("request", {"turn": run.turns + 1})
-            response = yield from harness.requested(client, body, stream, not run.turns)  # 1. request
+            response = yield from harness.requested(
+                client, body, stream, not run.turns
+            )  # 1. request
             run.turns, run.stop_reason = run.turns + 1, response.stop_reason
             run.replies_usage.append(response.usage)
             run.model = getattr(client, "demo_model", None) or response.model
