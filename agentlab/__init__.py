@@ -23,12 +23,13 @@ _EXPORTS = {
     "decide": "agentlab.loop",
     "execute": "agentlab.loop",
     "append": "agentlab.loop",
-    "agent_loop": "agentlab.stepper",
+    "agent_loop": "agentlab.loop",
+    "steps": "agentlab.loop",
     "AgentLoop": "agentlab.stepper",
     "Decision": "agentlab.loop",
-    "Event": "agentlab.events",
-    "Interrupted": "agentlab.loop",
-    "LoopResult": "agentlab.results",
+    "Event": "agentlab.harness",
+    "Interrupted": "agentlab.errors",
+    "LoopResult": "agentlab.history",
     "not_run": "agentlab.loop",
     "DEFAULT_MODEL": "agentlab.loop",
     "DEFAULT_SYSTEM": "agentlab.loop",
@@ -37,7 +38,7 @@ _EXPORTS = {
     "pairings": "agentlab.history",
     "save": "agentlab.history",
     "load": "agentlab.history",
-    "to_markdown": "agentlab.history",
+    "to_markdown": "agentlab.views.render",
     "HistoryError": "agentlab.history",
     "Problem": "agentlab.history",
     # tools
@@ -98,24 +99,33 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 if TYPE_CHECKING:
     from agentlab.errors import RequestError
-    from agentlab.events import Event
     from agentlab.fakeapi.offline import DemoClient, ScriptedClient, connect, make_message
     from agentlab.fakeapi.recording import ReplayClient, record
-    from agentlab.history import HistoryError, Problem, load, pairings, save, to_markdown, validate
+    from agentlab.history import (
+        HistoryError,
+        LoopResult,
+        Problem,
+        load,
+        pairings,
+        save,
+        validate,
+    )
     from agentlab.i18n import set_language
     from agentlab.loop import (
         DEFAULT_MODEL,
         DEFAULT_SYSTEM,
         Decision,
+        Event,
         Interrupted,
+        agent_loop,
         append,
         decide,
         execute,
         not_run,
         request,
+        steps,
     )
-    from agentlab.results import LoopResult
-    from agentlab.stepper import AgentLoop, agent_loop
+    from agentlab.stepper import AgentLoop
     from agentlab.tools import (
         BashResult,
         Policy,
@@ -129,3 +139,4 @@ if TYPE_CHECKING:
         tool,
     )
     from agentlab.views import HistoryView, LoopView, PairingView
+    from agentlab.views.render import to_markdown

@@ -1,15 +1,44 @@
-"""Turning a failed model request into a sentence a student can act on."""
+"""Errors a student meets, worded so they can act on them.
+
+- Ctrl-C while the loop ran (``Interrupted``, carrying the results that answer
+  every tool call of the turn);
+- a failed model request (``RequestError``, ``explain_error``);
+- a stage given the wrong argument (``wrong_history``, ``wrong_reply``,
+  ``tool_use_list``): mixing up the pieces is the most common slip when writing
+  the loop by hand (the whole reply to ``execute``, the history to ``decide``, a
+  string to ``request``), so each raises a ``TypeError`` showing the call to write.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from agentlab.i18n import t
 
-__all__ = ["RequestError", "explain_error", "is_request_failure"]
+__all__ = [
+    "Interrupted",
+    "RequestError",
+    "explain_error",
+    "is_request_failure",
+    "tool_use_list",
+    "wrong_history",
+]
+__all__ += ["wrong_reply"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or the notebook's stop button) while the loop ran.
+
+    ``results`` answers every tool call of the turn (the unfinished ones with
+    ``is_error`` "interrupted" results), ready to append so the history stays valid.
+    """
+
+    def __init__(self, results: list[dict[str, Any]], message: str | None = None):
+        super().__init__(message or t("loop.interrupted"))
+        self.results = results
 
 
 class RequestError(RuntimeError):
@@ -66,6 +95,11 @@ def _retries(exc: BaseException) -> str:
     return t("error.retried", n=n) if n > 0 else ""
 
 
+# How the advice names the offline demo model: a Python call by default; the ``agentlab``
+# command sets its own flag here, so a terminal user is told what to type there.
+offline_advice = "agentlab.connect(offline=True)"
+
+
 def explain_error(exc: BaseException) -> str:
     """One or two plain sentences for an exception raised by ``client.messages.create``."""
     import anthropic
@@ -76,7 +110,7 @@ def explain_error(exc: BaseException) -> str:
     if isinstance(exc, anthropic.APITimeoutError):
         return t("error.timeout", retried=retried)
     if isinstance(exc, anthropic.APIConnectionError):
-        return t("error.connection", retried=retried)
+        return t("error.connection", retried=retried, offline=offline_advice)
     if not isinstance(exc, anthropic.APIError) and is_request_failure(exc):
         return t("error.stream_cut", msg=msg)
     if status == 200:  # an error event in the middle of a stream
@@ -92,7 +126,7 @@ def explain_error(exc: BaseException) -> str:
     if found is not None:
         return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, found)
     if status in (400, 401, 403, 404, 413, 429, 529):
-        return t(f"error.{status}", msg=msg, retried=retried)
+        return t(f"error.{status}", msg=msg, retried=retried, offline=offline_advice)
     if isinstance(status, int) and status >= 500:
         return t("error.5xx", status=status, msg=msg, retried=retried)
     return t("error.other", name=type(exc).__name__, msg=msg)
@@ -138,8 +172,58 @@ def _thinking_hint(exc: BaseException, found: re.Match[str]) -> str:
 
 
 def _writer(block: Any, model: str) -> str | None:
-    """The model (from ``agentlab.models``) whose agentlab signature this block carries."""
+    """The model whose agentlab signature this block carries. Only the offline
+    emulator writes such signatures, so it is loaded when one is found; the core
+    does not import it (a real signature says nothing readable: then None)."""
     from agentlab import models
-    from agentlab.fakeapi import thinking
 
+    thinking = sys.modules.get("agentlab.fakeapi.thinking")
+    if thinking is None:
+        return None
     return next((m for m in models.ids() if m != model and thinking.verify(m, block)), None)
+
+
+# -- a stage given the wrong argument: fail at once, with the fix --------------------
+
+
+def _type(obj: Any) -> Any:
+    return obj.get("type") if type(obj) is dict else getattr(obj, "type", None)
+
+
+def wrong_history(messages: Any) -> NoReturn:
+    """``request(client, X)`` where X is not a list of messages."""
+    if hasattr(getattr(messages, "messages", None), "create"):  # request(messages, client)
+        raise TypeError(t("loopcore.wrong.request_order"))
+    if isinstance(messages, str):
+        raise TypeError(t("loopcore.wrong.request_text"))
+    if isinstance(messages, dict):
+        raise TypeError(t("loopcore.wrong.request_dict"))
+    raise TypeError(t("loopcore.wrong.request_other", kind=type(messages).__name__))
+
+
+def wrong_reply(response: Any) -> NoReturn:
+    """``decide(X)`` where X is not a reply (it has no ``stop_reason``)."""
+    if isinstance(response, list | tuple):
+        raise TypeError(t("loopcore.wrong.decide_list"))
+    if isinstance(response, dict):
+        raise TypeError(t("loopcore.wrong.decide_dict"))
+    raise TypeError(t("loopcore.wrong.decide_other", kind=type(response).__name__))
+
+
+def tool_use_list(tool_uses: Any) -> list[Any]:
+    """What ``execute`` was given, as a list of tool_use blocks; anything else fails."""
+    if type(tool_uses) is not tuple and type(tool_uses) is not list:  # not what decide gives
+        if hasattr(tool_uses, "stop_reason"):  # execute(response)
+            raise TypeError(t("loopcore.wrong.execute_response"))
+        if hasattr(tool_uses, "action") and hasattr(tool_uses, "tool_uses"):  # execute(decision)
+            raise TypeError(t("loopcore.wrong.execute_decision"))
+        if _type(tool_uses) == "tool_use":  # one block, not a list of them
+            raise TypeError(t("loopcore.wrong.execute_one"))
+        if isinstance(tool_uses, str | dict):
+            raise TypeError(t("loopcore.wrong.execute_other", kind=type(tool_uses).__name__))
+    uses = list(tool_uses)
+    for use in uses:
+        kind = _type(use)
+        if kind != "tool_use":  # execute(response.content): text blocks too
+            raise TypeError(t("loopcore.wrong.execute_content", kind=kind or type(use).__name__))
+    return uses

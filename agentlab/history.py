@@ -17,35 +17,42 @@ clearly why a file is not a history.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import math
 import os
+import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.schema import _MESSAGE_KEYS, TOOL_USE_ID, _block_kind  # shapes a loop writes
+from agentlab.usage import USAGE_KEYS, usage_of
 
 __all__ = [
     "HistoryError",
     "HistoryFileError",
     "Pairing",
     "Problem",
+    "LoopResult",
     "as_dict",
+    "as_message",
     "blocks",
+    "cache_points",
     "check_at",
     "check_next",
+    "final_text",
     "load",
     "misplaced_system",
     "pairings",
     "result_text",
     "save",
-    "to_markdown",
+    "tool_calls",
     "validate",
 ]
 
@@ -326,10 +333,26 @@ def _check_pair(i: int, prev: Any, message: Any | None, pending_ok: bool) -> lis
     wanted = _ids(prev_blocks, "tool_use", "id")
     cur = blocks(message) if message is not None and _role(message) == "user" else []
 
-    # Results the model did not ask for (checked whatever came before).
+    # Results the model did not ask for (checked whatever came before), and a second result
+    # for one call: "messages.10.content.1: each tool_use must have a single result. Found
+    # multiple `tool_result` blocks with id: toolu_..." as the live API answers it, quoted in
+    # github.com/anthropics/claude-code/issues/14110 (2025-12-16).
+    answered_ids: set[str] = set()
     for k, b in enumerate(cur):
         if b.get("type") != "tool_result" or "tool_use_id" not in b:
             continue  # a missing id is a shape error (_check_message)
+        if str(b.get("tool_use_id")) in answered_ids:
+            problems.append(
+                Problem(
+                    f"messages.{i}.content.{k}: each tool_use must have a single result. Found "
+                    f"multiple `tool_result` blocks with id: {b.get('tool_use_id')}",
+                    t("hint.duplicate_result"),
+                    i,
+                    "duplicate_result",
+                )
+            )
+            continue
+        answered_ids.add(str(b.get("tool_use_id")))
         if str(b.get("tool_use_id")) not in wanted:
             problems.append(
                 Problem(
@@ -411,17 +434,49 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         else:
             problems += _check_pair(0, None, message, pending_ok)
     problems += _check_pair(len(messages), messages[-1], None, pending_ok)
+    problems += cache_points(messages)
     if not problems:
         problems += _thinking_prefix(messages)
     return problems
 
 
+MAX_CACHE_POINTS = 4
+
+
+def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None) -> list[Problem]:
+    """More than four blocks marked ``cache_control`` in one request (tools, system and
+    messages together): "A maximum of 4 blocks with cache_control may be provided.
+    Found 5." as the live API answers it, quoted in
+    github.com/griffinmartin/opencode-claude-auth/issues/121 (2026-04-03) and
+    github.com/VicBilibily/GCMP/pull/83 (2026-02-16). The top-level ``cache_control``
+    (automatic caching) is not counted here: whether it takes one of the four is not public."""
+    found = 0
+    for block in [*(tools or []), *(system if isinstance(system, list) else [])]:
+        found += isinstance(block, Mapping) and "cache_control" in block
+    for message in messages:
+        for b in blocks(message) if isinstance(message, Mapping) else []:
+            found += "cache_control" in b
+            inner = b.get("content") if b.get("type") == "tool_result" else None
+            found += sum(
+                isinstance(x, Mapping) and "cache_control" in x
+                for x in inner or []
+                if not isinstance(inner, str)
+            )
+    if found <= MAX_CACHE_POINTS:
+        return []
+    text = (
+        f"A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
+    )
+    return [Problem(text, t("hint.cache_points"), None, "cache_points")]
+
+
 def _thinking_prefix(messages: Sequence[Any]) -> list[Problem]:
     """A thinking block whose earlier messages changed since the model wrote it (the
-    prefix check of preserved thinking; see ``agentlab.fakeapi.thinking``)."""
-    from agentlab.fakeapi import thinking
-
-    found = thinking.prefix_mismatch(messages)
+    prefix check of preserved thinking). Only the offline emulator
+    (``agentlab.fakeapi.thinking``) writes signatures agentlab can read, so when it
+    is not loaded there is nothing to check; the core does not import it."""
+    thinking: Any = sys.modules.get("agentlab.fakeapi.thinking")
+    found = None if thinking is None else thinking.prefix_mismatch(messages)
     if found is None:
         return []
     i, k = found
@@ -463,6 +518,42 @@ def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> lis
     problems += _check_pair(i, prev, message, pending_ok)
     problems += _check_pair(i + 1, message, None, pending_ok)
     return problems
+
+
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_TEXT_KEYS = frozenset({"type", "text"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
+# The pattern the API holds a tool_use id to. Its 400 reads "messages.1.content.1.tool_use.id:
+# String should match pattern '^[a-zA-Z0-9_-]+$'", as quoted from the real API (with request
+# ids) in github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
+# github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); Anthropic's docs do not state it.
+TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_ID_OK = TOOL_USE_ID.fullmatch
+
+
+def _block_kind(b: Any) -> str | None:
+    """The type of block ``b`` if it is one a loop writes every turn (text,
+    tool_use, tool_result, thinking) and well formed; None otherwise."""
+    if type(b) is not dict:
+        return None
+    kind, keys = b.get("type"), b.keys()
+    if kind == "text":
+        ok = keys == _TEXT_KEYS and type(b["text"]) is str
+    elif kind == "tool_use":
+        ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
+        ok = ok and type(b["id"]) is str and _ID_OK(b["id"]) is not None and type(b["name"]) is str
+    elif kind == "tool_result":
+        ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
+        ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
+        ok = ok and type(b.get("is_error", False)) is bool
+    elif kind == "thinking":
+        ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
+        ok = ok and type(b["signature"]) is str
+    else:
+        return None
+    return kind if ok else None
 
 
 def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
@@ -524,6 +615,101 @@ def _fine(prev: Any, message: Any, pending_ok: bool) -> bool:
         if kind != "text" or not b["text"].strip() or answered < len(wanted):
             return False
     return answered == len(wanted)
+
+
+def as_message(item: Any) -> dict[str, Any] | None:
+    """What ``append`` adds for ``item``, as plain dicts (None: a reply with no content).
+
+    An SDK ``Message`` becomes an assistant turn (its blocks as the JSON the API
+    sent), a list of blocks a ``user`` message, a string a ``user`` text turn; a
+    message dict is copied as it is. Past this point the loop reads dicts only."""
+    if type(item) is list:  # tool results (the commonest, so asked first)
+        return {"role": "user", "content": as_dict(item)}
+    if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
+        content = [_dump(b) for b in item.content]
+        return {"role": "assistant", "content": content} if content else None
+    if isinstance(item, str):
+        return {"role": "user", "content": item}
+    if isinstance(item, list | tuple):
+        return {"role": "user", "content": as_dict(item)}
+    if isinstance(item, dict) and "role" in item:
+        return as_dict(item)
+    raise TypeError(
+        "append() takes a Message, a list of tool_result blocks, a string or a message dict, "
+        f"not {item!r}"
+    )
+
+
+def _dump(block: Any) -> Any:
+    """One SDK content block as the JSON the API sent (``None`` fields left out): what
+    ``block.model_dump(mode="json", exclude_none=True)`` returns, from pydantic's own
+    serializer without the wrapper around it (half the cost, paid on every reply)."""
+    serializer = getattr(block, "__pydantic_serializer__", None)
+    if serializer is None:
+        return as_dict(block)
+    return serializer.to_python(block, mode="json", exclude_none=True)
+
+
+def tool_calls(message: Any) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of an assistant message (a plain dict); [] for any other."""
+    if _role(message) != "assistant":
+        return []
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+# --------------------------------------------------------------------------
+# A run of the loop: its history and how it ended
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class LoopResult:
+    """How a run of the loop ended (``steps`` keeps it up to date as it runs)."""
+
+    messages: list[Any]
+    text: str = ""
+    stop_reason: str | None = None  # the API's stop_reason of the last reply (None if no reply)
+    turns: int = 0
+    replies_usage: list[Any] = field(default_factory=list, repr=False)  # as the API sent them
+    explanation: str = ""
+    start: int = 0  # where this run's task is in ``messages`` (a follow-up starts later)
+    ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
+    model: str | None = None  # the model that answered (what a cost budget is priced by)
+
+    @property
+    def turn_usage(self) -> list[dict[str, int]]:
+        """The tokens of each model request, in order."""
+        return [usage_of(u) for u in self.replies_usage]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The tokens of the whole run (``{}`` before any reply)."""
+        rows = self.turn_usage
+        return {k: sum([u[k] for u in rows]) for k in USAGE_KEYS} if rows else {}
+
+    def final_text(self) -> str:
+        return final_text(self.new_messages)
+
+    @property
+    def new_messages(self) -> list[Any]:
+        """The messages this run added, starting with its task."""
+        return self.messages[self.start :]
+
+    def __repr__(self) -> str:
+        n = len(self.messages)
+        return t("result.repr", ended=self.ended, reason=self.stop_reason, turns=self.turns, n=n)
+
+    # Shown by Jupyter: the answer on top, the transcript folded below. Drawing is the
+    # views' work (agentlab/views/render.py), loaded only when a notebook shows a result.
+    def _repr_markdown_(self) -> str:
+        return _render().result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        return _render().result_html(self)
+
+
+def _render() -> Any:
+    return importlib.import_module("agentlab.views.render")  # the views: when a page shows one
 
 
 # --------------------------------------------------------------------------
@@ -740,6 +926,18 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def final_text(messages: Sequence[Any]) -> str:
+    """The text of the last assistant message that has any."""
+    for message in reversed(messages):
+        if _role(message) == "assistant":
+            text = "\n".join(
+                str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text"
+            )
+            if text.strip():
+                return text
+    return ""
+
+
 def result_text(content: Any) -> str:
     """The text of a tool_result's content (a string or a list of blocks)."""
     if isinstance(content, str):
@@ -747,75 +945,3 @@ def result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "" if content is None else str(content)
-
-
-def to_markdown(messages: Sequence[Any]) -> str:
-    """A readable transcript: one section per message, tools as code blocks.
-
-    Text keeps its emphasis and code spans but makes no HTML, link or image
-    (``agentlab.views.render``'s rule for Markdown pages): shown with IPython's
-    ``Markdown`` it cannot run or load anything."""
-    from agentlab.views.render import _md_text  # render imports this module
-
-    parts = []
-    for i, message in enumerate(messages):
-        role = _role(message)
-        label = t(f"role.{role}") if role in ("user", "assistant") else str(role)
-        if role == "user" and any(b.get("type") == "tool_result" for b in blocks(message)):
-            label = t("role.tool_results")
-        lines = [f"**{i}. {_md_text(label)}**", ""]
-        for b in blocks(message):
-            kind = b.get("type")
-            if kind == "text":
-                lines += [_md_text(str(b.get("text", ""))), ""]
-            elif kind == "tool_use":
-                args = json.dumps(b.get("input"), ensure_ascii=False)
-                fence = _fence(args)  # longer than any run of backticks inside
-                lines += [
-                    f"`tool_use` **{_md_text(str(b.get('name')))}** `{b.get('id')}`",
-                    "",
-                    f"{fence}json",
-                    args,
-                    fence,
-                    "",
-                ]
-            elif kind == "tool_result":
-                flag = " (is_error)" if b.get("is_error") else ""
-                text = result_text(b.get("content"))
-                fence = _fence(text)
-                lines += [
-                    f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
-                    "",
-                    f"{fence}text",
-                    text,
-                    fence,
-                    "",
-                ]
-            elif kind == "thinking":
-                thought = str(b.get("thinking") or "")
-                head = "`thinking`" if thought else f"`thinking` ({t('md.thinking.omitted')})"
-                lines += [f"{head} · {_secret('signature', b.get('signature'))}", ""]
-                if thought:
-                    fence = _fence(thought)
-                    lines += [f"{fence}text", thought, fence, ""]
-            elif kind == "redacted_thinking":
-                what = t("md.thinking.redacted")
-                lines += [f"`redacted_thinking` ({what}) · {_secret('data', b.get('data'))}", ""]
-            else:
-                lines += [f"`{kind}` block", ""]
-        parts.append("\n".join(lines))
-    return "\n".join(parts)
-
-
-def _secret(name: str, value: Any) -> str:
-    """An opaque value (a signature) shown by its start and size, never in full."""
-    text = str(value or "")
-    start = text[: min(8, len(text) // 2)]
-    return t("md.thinking.opaque", name=name, start=start + "…", n=len(text))
-
-
-def _fence(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return fence

@@ -1,12 +1,11 @@
-"""The agent loop's four stages: request, decide, execute, append.
+"""The agent loop: its four stages (request, decide, execute, append) and the loop made of them.
 
-Read this file beside the lesson's loop. Each line of the lesson belongs to
-one stage here::
+Read it beside the lesson's loop; ``steps`` at the end is that loop, line for line::
 
     def agent_loop(messages):
         while True:
             response = client.messages.create(...)        # 1. request
-            messages.append({"role": "assistant", ...})    #    (save the reply: append)
+            messages.append({"role": "assistant", ...})    #    save the reply (append)
             if response.stop_reason != "tool_use":         # 2. decide
                 return
             results = []
@@ -19,51 +18,32 @@ one stage here::
 
 The model decides; the harness executes. Only ``decide`` saying ``execute``
 ever leads to a tool running, and every ``tool_use`` gets exactly one
-``tool_result`` so the history stays one the API accepts.
-
-The loop made of these stages is in ``agentlab/stepper.py``: ``agent_loop``,
-and ``AgentLoop``, the same loop one stage at a time (``from agentlab.loop
-import agent_loop`` works too).
+``tool_result``, so the history stays one the API accepts. ``steps`` yields
+an ``Event`` after each step: ``agent_loop`` runs it to the end, ``AgentLoop``
+(agentlab/stepper.py) one stage at a time.
 """
 
 from __future__ import annotations
 
-import importlib
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from agentlab.arguments import tool_use_list, wrong_history, wrong_reply
-from agentlab.events import Event
-from agentlab.history import HistoryError, as_dict, check_next
+from agentlab import errors, harness, history
+from agentlab.errors import Interrupted
+from agentlab.harness import Event, error_result, get, run_one
+from agentlab.history import LoopResult
 from agentlab.i18n import t
 from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
 from agentlab.secrets import remember
-from agentlab.tools.base import ToolInputError, tool_params, tool_table
-from agentlab.tools.policy import Verdict, as_verdict, describe_call
+from agentlab.tools.base import tool_params
+from agentlab.usage import over_budget
 
 if TYPE_CHECKING:
     from anthropic.types import Message, ToolUseBlock
 
-    from agentlab.results import LoopResult
-    from agentlab.stepper import AgentLoop, agent_loop
-
-__all__ = [
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_MODEL",
-    "DEFAULT_SYSTEM",
-    "AgentLoop",
-    "Decision",
-    "Event",
-    "Interrupted",
-    "LoopResult",
-    "agent_loop",
-    "append",
-    "decide",
-    "execute",
-    "not_run",
-    "request",
-]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_MODEL", "DEFAULT_SYSTEM", "Decision", "Event", "steps"]
+__all__ += ["Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute", "request"]
+__all__ += ["not_run"]
 
 DEFAULT_MAX_TOKENS = 8000  # as in the lesson
 DEFAULT_SYSTEM = (
@@ -72,54 +52,22 @@ DEFAULT_SYSTEM = (
 )
 
 
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for a dict, ``obj.key`` for an SDK object."""
-    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
-
-
-# ---------------------------------------------------------------------------
-# Stage 1: request. Send history + system + tools; get one reply.
-# ---------------------------------------------------------------------------
-
-
+# -- Stage 1: request. Send history + system + tools; get one reply. -------------------
 def request(
     client: Any,
     messages: Sequence[Any],
     *,
     system: str | None = None,
     tools: Iterable[Any] | None = None,
-    model: str | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
     stream: bool = False,
     on_text: Callable[[str], None] | None = None,
     cache: bool = False,
     **params: Any,
 ) -> Message:
-    """Ask the model once. Never changes ``messages``.
-
-    ``tools`` may hold agentlab Tools and raw tool-definition dicts alike.
-    With ``stream=True`` the SDK's streaming helper is used and each piece of
-    text is passed to ``on_text`` as it arrives; the complete ``Message`` is
-    returned either way. ``cache=True`` asks the API to cache the prompt
-    (top-level ``cache_control``), so the next turn reads the history it resends.
-    """
-    if type(messages) is not list and not isinstance(messages, tuple):
-        wrong_history(messages)  # a string, one message...: fail now, saying the fix
+    """Ask the model once; never changes ``messages``. ``model``, ``max_tokens`` and the
+    API's other fields go in ``params``; ``stream`` passes text to ``on_text`` as it comes."""
     remember(client)  # its key is redacted from every saved history (agentlab.secrets)
-    body: dict[str, Any] = {
-        "model": model or DEFAULT_MODEL,
-        "max_tokens": max_tokens,
-        "messages": messages,  # sent as it is: nothing here or in the SDK changes it
-    }
-    if system:
-        body["system"] = system
-    if tools:  # definitions as they are (the stepper builds them once), or Tools to describe
-        prebuilt = type(tools) is list and all([type(x) is dict for x in tools])
-        body["tools"] = tools if prebuilt else tool_params(tools)
-    if cache:
-        body["cache_control"] = {"type": "ephemeral"}
-    if params:
-        body.update(params)
+    body = _body(messages, system, tool_params(tools) if tools else None, cache, params)
     if not stream:
         return client.messages.create(**body)
     with client.messages.stream(**body) as s:
@@ -129,22 +77,26 @@ def request(
         return s.get_final_message()
 
 
-# ---------------------------------------------------------------------------
-# Stage 2: decide. Read stop_reason; only "tool_use" leads to execution.
-# ---------------------------------------------------------------------------
+def _body(messages: Any, system: Any, tools: Any, cache: bool, params: Any) -> dict[str, Any]:
+    if type(messages) is not list and not isinstance(messages, tuple):
+        errors.wrong_history(messages)  # a string, one message...: fail now, saying the fix
+    body = {"model": DEFAULT_MODEL, "max_tokens": DEFAULT_MAX_TOKENS, "messages": messages}
+    body.update({"system": system} if system else {}, **({"tools": tools} if tools else {}))
+    body.update({"cache_control": {"type": "ephemeral"}} if cache else {}, **params)
+    body["model"] = body["model"] or DEFAULT_MODEL
+    return body  # the history goes as it is: nothing here or in the SDK changes it
+
+
+# -- Stage 2: decide. Read stop_reason; only "tool_use" leads to execution. ------------
 
 Action = Literal["execute", "stop", "continue"]
 _KNOWN = ("end_turn", "stop_sequence", "max_tokens", "refusal", "model_context_window_exceeded")
 
 
 class Decision(NamedTuple):
-    """What the harness does with one reply (a value: it cannot be changed).
-
-    ``action`` is ``"execute"`` (run ``tool_uses``), ``"stop"`` or
-    ``"continue"`` (ask again, for ``pause_turn``). ``unanswered`` holds tool
-    calls that will NOT run (say, cut off by ``max_tokens``): the loop answers
-    them with ``is_error`` results so no ``tool_use`` is left hanging.
-    """
+    """What the harness does with one reply: ``action`` "execute" (run ``tool_uses``),
+    "stop", or "continue" (ask again: ``pause_turn``). ``unanswered``: calls that will
+    NOT run (cut off by ``max_tokens``), answered by the loop with ``is_error`` results."""
 
     action: Action
     reason: str | None
@@ -163,22 +115,19 @@ class Decision(NamedTuple):
         return t("decide.unknown", reason=self.reason)  # unknown, or tool_use with no block
 
     def __repr__(self) -> str:
-        return f"Decision(action={self.action!r}, reason={self.reason!r}, tool_uses={len(self.tool_uses)})"
+        n = len(self.tool_uses)
+        return f"Decision(action={self.action!r}, reason={self.reason!r}, tool_uses={n})"
 
 
 def decide(response: Message) -> Decision:
     """Pure: the same reply always gives the same Decision, and nothing runs here."""
-    reason: Any
-    content: Any
-    if isinstance(response, dict):  # a reply as a dict
-        if "stop_reason" not in response:
-            wrong_reply(response)  # a message, not a reply: fail now, saying the fix
+    if isinstance(response, dict) and "stop_reason" in response:  # a reply written as a dict
         reason, content = response["stop_reason"], response.get("content")
     elif hasattr(response, "stop_reason"):
         reason, content = response.stop_reason, response.content
     else:
-        wrong_reply(response)  # the history, a string...: fail now, saying the fix
-    uses = tuple([b for b in content or () if _type(b) == "tool_use"])
+        errors.wrong_reply(response)  # the history, a message, a string: fail now, with the fix
+    uses: Any = tuple([b for b in content or () if get(b, "type") == "tool_use"])
     if reason == "tool_use" and uses:
         return Decision("execute", reason, uses)
     if reason == "pause_turn":
@@ -186,156 +135,12 @@ def decide(response: Message) -> Decision:
     return Decision("stop", reason, (), uses)  # anything else: run nothing
 
 
-def _type(block: Any) -> Any:
-    return block.get("type") if type(block) is dict else getattr(block, "type", None)
-
-
 def not_run(tool_uses: Iterable[Any], reason: str) -> list[dict[str, Any]]:
     """``is_error`` results for tool calls the harness will not run."""
-    return [_error_result(u, t("result.not_run", reason=reason)) for u in tool_uses]
+    return [error_result(get(u, "id"), t("result.not_run", reason=reason)) for u in tool_uses]
 
 
-# ---------------------------------------------------------------------------
-# Stage 3: execute. The harness runs each requested tool; one result each.
-# ---------------------------------------------------------------------------
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C (or the notebook's stop button) while the loop ran.
-
-    ``results`` answers every tool call of the turn (the unfinished ones with
-    ``is_error`` "interrupted" results), ready to append so the history stays valid.
-    """
-
-    def __init__(self, results: list[dict[str, Any]], message: str | None = None):
-        super().__init__(message or t("loop.interrupted"))
-        self.results = results
-
-
-def _error_result(use: Any, text: str) -> dict[str, Any]:
-    return {
-        "type": "tool_result",
-        "tool_use_id": _get(use, "id"),
-        "content": text,
-        "is_error": True,
-    }
-
-
-def _content(out: Any) -> tuple[Any, bool]:
-    """A tool's return value as tool_result content, and whether it is an error."""
-    if isinstance(out, str):
-        return out or "(empty output)", False
-    if hasattr(out, "exit_code") and hasattr(out, "output"):  # a BashResult
-        return str(out.output), out.exit_code != 0
-    if isinstance(out, list):  # content blocks (text, image)
-        return as_dict(out), False
-    return ("(no output)" if out is None else str(out)), False
-
-
-_APPROVED = Verdict.approve()  # no approve callback: every call may run
-
-
-def _run_one(
-    use: Any,
-    table: dict[str, Any],
-    approve: Callable[[Any], Any] | None,
-    on_event: Callable[[Event], None] | None,
-    audit: list[dict[str, Any]] | None,
-) -> dict[str, Any]:
-    uid: Any
-    name: Any
-    if type(use) is dict:
-        uid, name, tool_input = use.get("id"), use.get("name"), use.get("input")
-    else:  # an SDK ToolUseBlock
-        uid, name = getattr(use, "id", None), getattr(use, "name", None)
-        tool_input = getattr(use, "input", None)
-    tool = table.get(name)
-    if tool is None:
-        names = ", ".join(table) or "none"
-        return _error_result(use, t("result.unknown_tool", name=name, names=names))
-    if tool.fn is None:
-        return _error_result(use, t("result.no_impl", name=name))
-    verdict = _APPROVED
-    if approve is not None:
-        if on_event is not None:
-            on_event(Event("approval", {"tool_use": use}))
-        verdict = as_verdict(approve(use))
-        if verdict.action == "deny":
-            if on_event is not None or audit is not None:
-                denied = {"verdict": "denied", "reason": verdict.reason, "duration": 0.0}
-                _note(
-                    use, {**_called(use, tool_input), **denied, "is_error": True}, on_event, audit
-                )
-            why = verdict.reason or t("result.denied_default")
-            said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
-            return _error_result(use, t(said, reason=why))
-        if verdict.action == "edit" and verdict.input is not None:
-            tool_input = verdict.input
-    if on_event is not None:
-        on_event(Event("tool_start", {"tool_use": use, "input": tool_input}))
-    start = time.monotonic()
-    out: Any = None
-    try:
-        out = tool.run(tool_input)
-        content, is_error = (out, False) if type(out) is str and out else _content(out)
-    except ToolInputError as e:
-        content, is_error = t("result.bad_input", name=name, error=e), True
-    except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop the run (noting what had started)
-        if on_event is not None or audit is not None:
-            stopped = {
-                "verdict": "interrupted",
-                "edited": verdict.action == "edit",
-                "is_error": True,
-            }
-            stopped["duration"] = time.monotonic() - start
-            _note(use, {**_called(use, tool_input), **stopped}, on_event, audit)
-        raise
-    except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
-        content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
-    if on_event is not None or audit is not None:
-        ran = {
-            "tool_use_id": uid,
-            "name": name,
-            "input": tool_input,
-            "verdict": "edited" if verdict.action == "edit" else "approved",
-            "duration": time.monotonic() - start,
-            "is_error": is_error,
-        }
-        if type(out) is not str:  # what a BashResult adds
-            ran["exit_code"] = getattr(out, "exit_code", None)
-            ran["truncated"] = getattr(out, "truncated", False)
-            ran["timed_out"] = getattr(out, "timed_out", False)
-        _note(use, ran, on_event, audit)
-    if verdict.action == "edit":  # tell the model what really ran
-        note = t("result.edited", input=describe_call({"name": name, "input": tool_input}))
-        if isinstance(content, str):
-            content = f"{note}\n{content}"
-        else:
-            content = [{"type": "text", "text": note}, *content]
-    result = {"type": "tool_result", "tool_use_id": uid, "content": content}
-    if is_error:
-        result["is_error"] = True
-    return result
-
-
-def _called(use: Any, tool_input: Any) -> dict[str, Any]:
-    return {"tool_use_id": _get(use, "id"), "name": _get(use, "name"), "input": tool_input}
-
-
-def _note(
-    use: Any,
-    record: dict[str, Any],
-    on_event: Callable[[Event], None] | None,
-    audit: list[dict[str, Any]] | None,
-) -> None:
-    """What became of one call (its id, name, the input that ran, the verdict...):
-    kept in ``audit``, and sent as a ``tool_end`` event to whoever listens."""
-    if audit is not None:
-        audit.append(record)
-    if on_event is not None:
-        on_event(Event("tool_end", {"tool_use": use, **record}))
-
-
+# -- Stage 3: execute. The harness runs each requested tool; one result each. ----------
 def execute(
     tool_uses: Iterable[Any],
     tools: Iterable[Any] | None = None,
@@ -346,107 +151,170 @@ def execute(
 ) -> list[dict[str, Any]]:
     """Run each tool call; return exactly one ``tool_result`` per call, in order.
 
-    An unknown tool, bad input, an exception in the tool (even ``SystemExit``),
-    or a denial by ``approve`` becomes an ``is_error`` result the model can
-    read. Ctrl-C raises ``Interrupted``, whose ``results`` answer every call.
-    ``tools`` defaults to ``[agentlab.bash]``, as in the lesson. ``audit``, if
-    given a list, gets one record per call run, denied or interrupted: the
-    input that ran, the verdict, the duration.
-    """
-    uses = tool_use_list(tool_uses)  # the whole reply, its content...: fail now, saying the fix
-    if tools is None:
-        from agentlab.tools import bash
+    A failing, unknown, denied or interrupted tool becomes an ``is_error`` result (Ctrl-C
+    raises ``Interrupted`` holding them all); ``audit`` (a list) gets a record per call."""
+    uses = errors.tool_use_list(tool_uses)  # the whole reply, its content: fail now, say why
+    return harness.drive(_run_tools(uses, harness.table(tools), approve), on_event, audit)
 
-        tools = [bash]
-    table = tools if isinstance(tools, dict) else tool_table(tools)
+
+def _run_tools(uses: Sequence[Any], table: Any, approve: Any) -> Generator[Event, Any, Any]:
+    """Stage 3 as steps: each call in order with its events, then the results."""
     results: list[dict[str, Any]] = []
-    for use in uses:
-        try:
-            results.append(_run_one(use, table, approve, on_event, audit))
-        except KeyboardInterrupt:
-            done = len(results)
-            results.append(_error_result(uses[done], t("result.interrupted")))
-            results += [_error_result(u, t("result.interrupted_skipped")) for u in uses[done + 1 :]]
-            use = uses[done]
-            noted = audit and audit[-1].get("tool_use_id") == _get(use, "id")
-            if audit is not None and not noted:  # stopped before it started (while approving)
-                audit.append(
-                    {**_called(use, _get(use, "input")), "verdict": "interrupted", "is_error": True}
-                )
-            if on_event is not None:
-                on_event(Event("interrupted", {"results": results, "tool_use": uses[done]}))
-            raise Interrupted(results) from None
+    try:
+        for use in uses:
+            results.append((yield from run_one(use, table, approve)))
+        yield Event("results", {"results": results})
+    except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop, with every call answered
+        if len(results) < len(uses):
+            results.append(error_result(get(uses[len(results)], "id"), t("result.interrupted")))
+        skipped = t("result.interrupted_skipped")
+        results += [error_result(get(u, "id"), skipped) for u in uses[len(results) :]]
+        raise Interrupted(results) from None
     return results
 
 
-# ---------------------------------------------------------------------------
-# Stage 4: append. The only thing that changes the history.
-# ---------------------------------------------------------------------------
-
-
-def _as_message(item: Any) -> dict[str, Any] | None:
-    if type(item) is list:  # tool results (the commonest, so asked first)
-        return {"role": "user", "content": as_dict(item)}
-    if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
-        content = [_dump(b) for b in item.content]
-        return {"role": "assistant", "content": content} if content else None
-    if isinstance(item, str):
-        return {"role": "user", "content": item}
-    if isinstance(item, list | tuple):
-        return {"role": "user", "content": as_dict(item)}
-    if isinstance(item, dict) and "role" in item:
-        return as_dict(item)
-    raise TypeError(
-        f"append() takes a Message, a list of tool_result blocks, a string or a message dict, not {item!r}"
-    )
-
-
-def _dump(block: Any) -> Any:
-    """One SDK content block as the JSON the API sent (``None`` fields left out).
-
-    What ``block.model_dump(mode="json", exclude_none=True)`` returns, from the
-    model's own pydantic serializer without the wrapper around it: half the cost,
-    paid on every reply."""
-    serializer = getattr(block, "__pydantic_serializer__", None)
-    if serializer is None:
-        return as_dict(block)
-    return serializer.to_python(block, mode="json", exclude_none=True)
-
-
+# -- Stage 4: append. The only thing that changes the history. -------------------------
 def append(messages: list[Any], item: Any) -> list[Any]:
-    """Add one turn to the history, refusing to make one the API would reject.
-
-    - an SDK ``Message`` becomes an assistant turn of plain dicts;
-    - a list of ``tool_result`` blocks becomes one ``user`` message;
-    - a string becomes a ``user`` text turn;
-    - a message dict is added as it is.
-
-    A reply with no content at all is not stored (the API would refuse an
-    empty message in the middle of a history). Raises ``HistoryError``, a
-    ``ValueError`` worded like the API's 400, and leaves ``messages`` as it was.
-    """
-    message = _as_message(item)
-    if message is None:
-        return messages
-    problems = check_next(messages, message)
-    if problems:
-        raise HistoryError(problems)
-    messages.append(message)
+    """Add one turn to the history as plain dicts (``history.as_message``), refusing to
+    make one the API would reject: ``HistoryError``, worded like its 400; nothing added."""
+    message = history.as_message(item)
+    if message is not None:
+        problems = history.check_next(messages, message)
+        if problems:
+            raise history.HistoryError(problems)
+        messages.append(message)
     return messages
 
 
-# The loop made of these stages lives elsewhere; these names still import from here.
-_ELSEWHERE = {
-    "AgentLoop": "agentlab.stepper",
-    "agent_loop": "agentlab.stepper",
-    "Stage": "agentlab.stepper",
-    "LoopResult": "agentlab.results",
-    "ENDINGS": "agentlab.results",
-    "final_text": "agentlab.results",
-}
+# -- The loop: the four stages in the lesson's order, yielding after each step ---------
+
+_STAGE = {s: Event("stage", {"stage": s}) for s in ("request", "decide", "execute", "append")}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ELSEWHERE:
-        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
-    raise AttributeError(f"module 'agentlab.loop' has no attribute {name!r}")
+def steps(
+    messages: list[Any],
+    client: Any,
+    *,
+    tools: Iterable[Any] | None = None,
+    system: str | None = DEFAULT_SYSTEM,
+    max_turns: int = 20,
+    approve: Callable[[Any], Any] | None = None,
+    budget: Callable[[LoopResult], str] | None = None,
+    stream: bool = False,
+    run: LoopResult | None = None,
+    **options: Any,
+) -> Generator[Event, Any, Any]:
+    """The lesson's loop, one step at a time: ``for event in steps(messages, client): ...``.
+
+    Changes ``messages`` in place; the last event is ``done``, holding the LoopResult.
+    ``budget(run)`` names a budget used up ("": none); ``run`` carries on a run."""
+    table, definitions = harness.table(tools), tool_params(harness.with_default(tools))
+    body = _body(messages, system, definitions, options.pop("cache", False), options)
+    run = run or LoopResult(messages, start=max(0, len(messages) - 1), model=body["model"])
+    start, stage, results = len(messages), "request", list[Any]()
+    try:
+        last = messages[-1] if messages else None
+        if (
+            isinstance(last, dict)
+            and last.get("role") == "assistant"
+            and not history.tool_calls(last)
+        ):
+            # harness: the history ends on the model's answer; sending it would be a prefill,
+            # which models such as claude-sonnet-5-5 refuse (the Sonnet 5.5 migration guide)
+            return (yield _done(run, "model", t("loop.start.answered")))
+        while True:
+            if run.turns >= max_turns:  # harness: a turn limit
+                return (yield _done(run, "turn_limit", t("decide.max_turns", n=max_turns)))
+            if budget is not None and (spent := budget(run)):  # harness: a token or cost budget
+                return (yield _done(run, "budget", t("decide.budget", what=spent)))
+            stage, results = "request", []
+            yield _STAGE[stage]
+            yield Event("request", {"turn": run.turns + 1})
+            response = yield from harness.requested(
+                client, body, stream, not run.turns
+            )  # 1. request
+            run.turns, run.stop_reason = run.turns + 1, response.stop_reason
+            run.replies_usage.append(response.usage)
+            run.model = getattr(client, "demo_model", None) or response.model
+            yield Event("response", {"response": response})
+            append(messages, response)  # save the reply
+            yield Event("append", {"message": messages[-1], "index": len(messages) - 1})
+            stage = "decide"
+            yield _STAGE[stage]
+            decision = decide(response)  # 2. decide
+            yield Event("decision", {"decision": decision})
+            if decision.action == "execute":
+                stage = "execute"
+                yield _STAGE[stage]
+                results = yield from _run_tools(decision.tool_uses, table, approve)  # 3. execute
+            elif decision.unanswered:  # harness: calls cut off by max_tokens: answered, never run
+                results = not_run(decision.unanswered, t("result.cut_off", reason=decision.reason))
+            elif decision.action == "continue":  # harness: pause_turn, send the reply back
+                continue
+            else:
+                return (yield _done(run, "model", decision.explanation))
+            stage = "append"
+            yield _STAGE[stage]
+            append(messages, results)  # 4. append
+            yield Event("append", {"message": messages[-1], "index": len(messages) - 1})
+            if decision.action != "execute":
+                return (yield _done(run, "model", decision.explanation))
+    except GeneratorExit:  # closed by its driver: nothing more to do
+        raise
+    except BaseException as e:  # harness: Ctrl-C or an error leaves every tool call answered
+        raise _answer_pending(messages, start, e, stage, results) from None
+
+
+def _done(run: LoopResult, ended: str, explanation: str) -> Event:
+    run.ended, run.explanation, run.text = ended, explanation, run.final_text()
+    done = {"ended": ended, "reason": run.stop_reason, "explanation": explanation}
+    return Event("done", {**done, "result": run})
+
+
+def _answer_pending(
+    messages: list[Any], start: int, error: BaseException, stage: str, results: list[Any]
+) -> BaseException:
+    """After Ctrl-C or an error: answer this loop's calls left without a result (a finished
+    call keeps its own); return what to raise."""
+    pending = history.tool_calls(messages[-1]) if len(messages) > start else []
+    answered: list[dict[str, Any]] = []
+    if pending:
+        known = {r["tool_use_id"]: r for r in getattr(error, "results", None) or results}
+        interrupt = isinstance(error, KeyboardInterrupt)
+        why = t("result.interrupted") if interrupt else t("loopcore.result_error", stage=stage)
+        answered = [known.get(b["id"]) or error_result(b["id"], why) for b in pending]
+        append(messages, answered)
+    if isinstance(error, Interrupted):
+        error.results = answered or error.results
+    elif isinstance(error, KeyboardInterrupt):
+        return Interrupted(answered).with_traceback(error.__traceback__)
+    return error
+
+
+def agent_loop(
+    messages: list[Any],
+    client: Any,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    max_total_tokens: int | None = None,
+    max_cost: float | None = None,
+    **options: Any,
+) -> LoopResult:
+    """The lesson's loop to the end (``steps``, run out); returns its LoopResult. Ctrl-C
+    raises ``Interrupted`` once every unfinished tool call has its result."""
+    if max_total_tokens is not None or max_cost is not None:
+        limits: dict[str, Any] = {"max_total_tokens": max_total_tokens, "max_cost": max_cost}
+        options["budget"] = lambda run: over_budget(run, **limits)
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    loop = steps(messages, client, **options)
+    try:
+        for event in loop:
+            if on_event is not None:
+                on_event(event)
+    except BaseException as e:
+        if loop.gi_frame is None:  # type: ignore[attr-defined]  # raised by the loop, which has answered its calls
+            raise
+        loop.throw(e)  # raised between two steps: the loop answers its calls, then raises
+        raise
+    return event.data["result"]

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import collections.abc as abc
 import functools
-import re
 import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Union
 
 import typing_extensions
+
+from agentlab.history import _MESSAGE_KEYS, _block_kind  # the shapes a loop writes every turn
 
 __all__ = ["SchemaError", "check_message", "fields", "prepare", "roles"]
 
@@ -130,19 +131,6 @@ def fields(td: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
 # --------------------------------------------------------------------------
 
 
-_MESSAGE_KEYS = frozenset({"role", "content"})
-_TEXT_KEYS = frozenset({"type", "text"})
-_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
-_TOOL_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
-_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
-# The pattern the API holds a tool_use id to. Its 400 reads "messages.1.content.1.tool_use.id:
-# String should match pattern '^[a-zA-Z0-9_-]+$'", as quoted from the real API (with request
-# ids) in github.com/BlockRunAI/ClawRouter/issues/17 (2026-02-10) and
-# github.com/CommandCodeAI/command-code/issues/323 (2026-05-06); Anthropic's docs do not state it.
-TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
-_ID_OK = TOOL_USE_ID.fullmatch
-
-
 def _common(message: Any) -> bool:
     """Is ``message`` made only of the shapes a loop writes every turn, each well formed?
 
@@ -158,29 +146,6 @@ def _common(message: Any) -> bool:
     if type(content) is str:
         return True
     return type(content) is list and all([_block_kind(b) for b in content])
-
-
-def _block_kind(b: Any) -> str | None:
-    """The type of block ``b`` if it is one a loop writes every turn (text,
-    tool_use, tool_result, thinking) and well formed; None otherwise."""
-    if type(b) is not dict:
-        return None
-    kind, keys = b.get("type"), b.keys()
-    if kind == "text":
-        ok = keys == _TEXT_KEYS and type(b["text"]) is str
-    elif kind == "tool_use":
-        ok = keys == _TOOL_USE_KEYS and type(b["input"]) is dict
-        ok = ok and type(b["id"]) is str and _ID_OK(b["id"]) is not None and type(b["name"]) is str
-    elif kind == "tool_result":
-        ok = "tool_use_id" in keys and keys <= _TOOL_RESULT_KEYS
-        ok = ok and type(b["tool_use_id"]) is str and type(b.get("content", "")) is str
-        ok = ok and type(b.get("is_error", False)) is bool
-    elif kind == "thinking":
-        ok = keys == _THINKING_KEYS and type(b["thinking"]) is str
-        ok = ok and type(b["signature"]) is str
-    else:
-        return None
-    return kind if ok else None
 
 
 def check_message(message: Any, i: int) -> list[SchemaError]:

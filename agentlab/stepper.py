@@ -1,152 +1,119 @@
-"""The loop made of the four stages: ``agent_loop``, and ``AgentLoop``, one stage at a time.
+"""``AgentLoop``: the loop of agentlab/loop.py, advanced one stage at a time.
 
-``AgentLoop`` is the stepper the views drive: ``.step()`` runs one stage,
-``.turn()`` one model turn, ``.run()`` to the end. What the views need and
-the API does not (events, durations, the audit of what ran, usage) lives
-here, never in the history.
-
-Whatever stops a stage half way (Ctrl-C, the notebook's stop button, an
-exception in a tool's approval or in a view's callback), the stepper answers
-every tool call left without a result before the exception leaves it, so the
-history is always one the API accepts and the conversation can go on
-(``loop.ask("...")``).
+``loop.steps`` yields an ``Event`` after each step; ``AgentLoop.step()`` runs
+it to the start of the next stage, ``.turn()`` to the next request, ``.run()``
+to the end. What the views need and the API does not (events, the audit of
+what ran, each reply's usage) is kept here from the yielded events, never in
+the history. Whatever stops a stage half way (Ctrl-C, the notebook's stop
+button, an exception in an approval or in a view's callback), every tool call
+has its result before the exception leaves, so the history is always one the
+API accepts and the conversation can go on (``loop.ask("...")``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+import contextlib
+import functools
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from agentlab.errors import RequestError, explain_error, is_request_failure
-from agentlab.events import Event
-from agentlab.history import blocks
+from agentlab.errors import Interrupted, RequestError
+from agentlab.harness import Event, stopped_call, with_default
+from agentlab.history import LoopResult
 from agentlab.i18n import t
-from agentlab.loop import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_SYSTEM,
-    Decision,
-    Interrupted,
-    _error_result,
-    append,
-    decide,
-    execute,
-    not_run,
-    request,
-)
-from agentlab.results import ENDINGS, LoopResult, counts, final_text, total
-from agentlab.tools.base import tool_params, tool_table
+from agentlab.loop import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM, Decision, append, steps
+from agentlab.tools.policy import Verdict, as_verdict
+from agentlab.usage import over_budget, usage_of
 
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["ENDINGS", "AgentLoop", "Stage", "agent_loop"]
+__all__ = ["ENDINGS", "AgentLoop", "Stage"]
 
 Stage = Literal["request", "decide", "execute", "append", "done"]
+# Why a loop ended. "model": the model's stop_reason ended it (read ``stop_reason``);
+# the others are agentlab's own endings, never API stop reasons.
+ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
+_APPROVED = Verdict.approve()
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _pending(messages: list[Any], since: int) -> list[dict[str, Any]]:
-    """The tool calls of the last message if it is an assistant turn this loop added
-    (at ``since`` or later): none of them has a result yet."""
-    last = messages[-1] if len(messages) > since else None
-    if not isinstance(last, dict) or last.get("role") != "assistant":
-        return []
-    return [b for b in blocks(last) if b.get("type") == "tool_use"]
+def _answering(method: F) -> F:
+    """Ctrl-C or an error in ``method``: every tool call answered, the loop ended (a failed
+    request is raised as it is: nothing was added, the same request can be sent again)."""
+
+    @functools.wraps(method)
+    def answering(self: AgentLoop, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except RequestError:
+            raise
+        except BaseException as e:
+            raise self._stopped(e, self.stopped_at or self.stage) from None
+
+    return answering  # type: ignore[return-value]
 
 
 class AgentLoop:
-    """The loop as a stepper: ``.step()`` runs one stage, ``.turn()`` one model
-    turn, ``.run()`` to the end. ``.stage`` names what comes next.
+    """The loop as a stepper: ``.step()`` runs one stage, ``.turn()`` one model turn,
+    ``.run()`` to the end; ``.stage`` names what comes next. ``.subscribe(fn)``: every
+    event the loop yields reaches ``fn``."""
 
-    Views subscribe with ``.subscribe(fn)``; every stage emits ``Event``s
-    (built only while someone listens).
-    """
-
-    def __init__(
-        self,
-        client: Any = None,
-        messages: list[Any] | str | None = None,
-        *,
-        tools: Iterable[Any] | None = None,
-        system: str | None = DEFAULT_SYSTEM,
-        model: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_turns: int = 20,
-        approve: Callable[[Any], Any] | None = None,
-        stream: bool = False,
-        on_event: Callable[[Event], None] | None = None,
-        max_total_tokens: int | None = None,
-        max_cost: float | None = None,
-        cache: bool = False,
-        **params: Any,
-    ):
+    # fmt: off
+    def __init__(self, client: Any, messages: list[Any] | str | None = None, *,
+                 tools: Iterable[Any] | None = None, system: str | None = DEFAULT_SYSTEM,
+                 model: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 max_turns: int = 20, approve: Callable[[Any], Any] | None = None,
+                 stream: bool = False, on_event: Callable[[Event], None] | None = None,
+                 max_total_tokens: int | None = None, max_cost: float | None = None,
+                 cache: bool = False, **params: Any):
+        # fmt: on
         if client is None:
-            from agentlab.fakeapi.offline import connect
-
-            client = connect()
+            raise TypeError("AgentLoop needs a client: AgentLoop(al.connect(), ...)")
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        if tools is None:
-            from agentlab.tools import bash
-
-            tools = [bash]
-        self.client = client
-        self.messages: list[Any] = (
-            [] if messages is None else messages if isinstance(messages, list) else []
-        )
+        self.client, self.tools = client, list(with_default(tools))
+        self.messages: list[Any] = messages if isinstance(messages, list) else []
         if isinstance(messages, str):
             append(self.messages, messages)
-        self.tools = list(tools)
-        self._params = tool_params(self.tools)  # built once: the same definitions every turn
-        self._table = tool_table(self.tools)
         self.system, self.model, self.max_tokens = system, model, max_tokens
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
         self.max_total_tokens, self.max_cost, self.cache = max_total_tokens, max_cost, cache
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
-        self._start = self._first = max(0, len(self.messages) - 1)  # the task's index
-        self._initial = list(self.messages)
+        self._given = list(self.messages)  # what reset() puts back
         self._clear()
-        self._begin()
 
     def _clear(self) -> None:
-        self.stage: Stage = "request"
         self.response: Message | None = None
         self.decision: Decision | None = None
         self.results: list[dict[str, Any]] | None = None
-        self.turns = 0
-        self._base = 0  # turns made before the current task (see ask)
-        self._usages: list[Any] = []  # each reply's usage as it came (turn_usage reads them)
-        self._turn_usage: list[dict[str, int]] = []
+        self.replies: list[Any] = []  # each reply's usage as it came: one per model request
         self.audit: list[dict[str, Any]] = []  # one record per tool call: what ran, verdict, time
+        self.error: RequestError | None = None
+        self.stopped_at: str | None = None  # the stage an interrupt or error stopped
         self.stop_reason: str | None = None  # the API's value, from the last reply
         self.ended: str | None = None  # one of ENDINGS once the loop is done
         self.explanation = ""
-        self.error: RequestError | None = None
-        self.stopped_at: str | None = None  # the stage an interrupt or error stopped
+        self._start(LoopResult(self.messages, start=max(0, len(self.messages) - 1)))
 
-    def _begin(self) -> None:
-        """Where a new (or reset) loop starts, read from the history it was given.
+    def _start(self, run: LoopResult, quiet: bool = True) -> None:
+        """A new run of ``steps`` for the task ``run`` holds (or carries on), read up to the
+        start of its first stage (a history that ends on the model's answer: done)."""
+        self._run, self._retry = run, False  # _retry: the next step asks again
+        self._running: dict[str, Any] | None = None
+        self._last = self.messages[-1] if self.messages else None
+        self._gen: Generator[Event, Any, None] | None = steps(
+            self.messages, self.client, tools=self.tools, system=self.system, run=run,
+            max_turns=self.max_turns, approve=self._verdict, budget=self._over_budget,
+            stream=self.stream, cache=self.cache, model=self.model, max_tokens=self.max_tokens,
+            **self.params,
+        )  # fmt: skip
+        self.stage: Stage = "request"
+        self._next: Event | None = None
+        self._advance(quiet)
 
-        Ending on a user turn (the task, tool results): the next stage is request.
-        Ending on an assistant turn, the conversation is the model's answer:
-        sending it again would be a prefill, which models such as
-        claude-sonnet-5-5 refuse (the Sonnet 5.5 migration guide), so the loop starts as done and
-        waits for a follow-up (``ask``). A plain history keeps no stop_reason,
-        so a reply that paused (pause_turn) cannot be told from a finished one
-        here; a loop that gets the paused reply itself still sends it back.
-        An assistant turn with tool calls that have no results is not an
-        answer: those calls need their results before anything else, and this
-        loop did not ask for them, so it leaves them to the caller (the request
-        stage reports the API's 400; no follow-up can be added before them).
-        """
-        self._asked_at = len(self.messages)  # where the next request's reply goes
-        last = self.messages[-1] if self.messages else None
-        if not isinstance(last, dict) or last.get("role") != "assistant":
-            return
-        if not _pending(self.messages, len(self.messages) - 1):
-            self.stage, self.ended = "done", "model"
-            self.explanation = t("loop.start.answered")
-
-    # -- events -------------------------------------------------------------
+    # -- events, and what is kept from them ----------------------------------------
     def subscribe(self, fn: Callable[[Event], None]) -> None:
         self._listeners.append(fn)
 
@@ -154,220 +121,148 @@ class AgentLoop:
         if fn in self._listeners:
             self._listeners.remove(fn)
 
-    def _emit(self, kind: str, **data: Any) -> None:
-        """Tell the listeners. Callers check ``self._listeners`` first: no listener, no Event."""
-        event = Event(kind, data)
+    def _emit(self, event: Event) -> None:
         for fn in list(self._listeners):
             fn(event)
 
-    def _on_tool(self, event: Event) -> None:
-        """``execute``'s events, passed on to the listeners."""
-        for fn in list(self._listeners):
-            fn(event)
+    def _told(self) -> None:
+        """Tell the views of a message the stepper added itself (not one the loop yielded)."""
+        index = len(self.messages) - 1
+        self._emit(Event("append", {"message": self.messages[-1], "index": index}))
 
-    def _on_text(self, text: str) -> None:
-        if self._listeners:
-            self._emit("text", text=text)
+    def _advance(self, quiet: bool = False) -> None:
+        """Run the loop to the start of its next stage, keeping what the events say."""
+        assert self._gen is not None
+        if self._next is not None and self._listeners:
+            self._emit(self._next)
+        answer: Any
+        answer, self._retry = self._retry or None, False
+        while True:
+            event = self._gen.send(answer)
+            kind, data, answer = event.kind, event.data, None
+            if kind == "stage":
+                self.stage, self._next = data["stage"], event
+                return
+            if kind in ("response", "decision", "results", "error"):  # the last of each is kept
+                setattr(self, kind, data[kind])
+            if kind == "response":
+                self.stop_reason, self.error = data["response"].stop_reason, None
+                self.replies.append(data["response"].usage)
+            elif kind == "tool_start" or kind == "tool_end":
+                self._running = data if kind == "tool_start" else None
+                if kind == "tool_end":
+                    self.audit.append({k: v for k, v in data.items() if k != "tool_use"})
+            elif kind == "append":
+                self._last = data["message"]  # the last message views were told of
+                self.results = None if data["message"]["role"] == "user" else self.results
+            elif kind == "done":
+                self.stage, self._next = "done", None
+                self.ended, self.explanation = data["ended"], data["explanation"]
+            if self._listeners and not quiet and (kind != "approval" or self.approve is not None):
+                self._emit(event)
+            if kind == "approval":  # the loop waits for a verdict: send it back
+                answer = self._verdict(data["tool_use"])
+            if kind == "error":
+                self._retry = True  # the next step sends the request again
+                raise data["error"]
+            if kind == "done":  # let the loop return, so nothing is left suspended
+                gen, self._gen = self._gen, None
+                with contextlib.suppress(StopIteration):
+                    next(gen)
+                return
 
-    # -- state ----------------------------------------------------------------
+    def _verdict(self, use: Any) -> Verdict:
+        """Asked by the loop before each call: ``self.approve`` as it is now (a view may set it)."""
+        return _APPROVED if self.approve is None else as_verdict(self.approve(use))
+
+    def _over_budget(self, run: LoopResult) -> str:
+        """The budget over every task of this loop, with the limits as they are now."""
+        if self.max_total_tokens is None and self.max_cost is None:
+            return ""
+        return over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
+
+    # -- state ----------------------------------------------------------------------
     @property
     def done(self) -> bool:
         return self.stage == "done"
 
     @property
+    def turns(self) -> int:
+        return len(self.replies)
+
+    @property
     def turn_usage(self) -> list[dict[str, int]]:
-        """The tokens of each model request, in order (read from the replies when asked)."""
-        while len(self._turn_usage) < len(self._usages):
-            self._turn_usage.append(counts(self._usages[len(self._turn_usage)]))
-        return self._turn_usage
+        """The tokens of each model request, in order."""
+        return [usage_of(u) for u in self.replies]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return LoopResult([], replies_usage=self.replies).usage
 
     @property
     def durations(self) -> dict[str, float]:
         """How long each tool call ran, by tool_use id (from the audit)."""
         return {str(a["tool_use_id"]): a["duration"] for a in self.audit if "duration" in a}
 
-    @property
-    def usage(self) -> dict[str, int]:
-        return total(self.turn_usage)
-
-    def _finish(self, ended: str, explanation: str) -> None:
-        """End the loop: ``ended`` is one of ENDINGS; ``stop_reason`` keeps the API's value."""
-        self.stage, self.ended, self.explanation = "done", ended, explanation
-        if self._listeners:
-            self._emit("done", ended=ended, reason=self.stop_reason, explanation=explanation)
-
-    # -- the four stages ------------------------------------------------------
-    def _request(self) -> None:
-        self._asked_at = len(self.messages)
-        if self.turns - self._base >= self.max_turns:
-            self._finish("turn_limit", t("decide.max_turns", n=self.max_turns))
-            return
-        if self.max_total_tokens is not None or self.max_cost is not None:
-            from agentlab.usage import over_budget
-
-            what = over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
-            if what:
-                self._finish("budget", t("decide.budget", what=what))
-                return
-        if self._listeners:
-            self._emit("request", turn=self.turns + 1)
-        try:
-            response = request(
-                self.client,
-                self.messages,
-                system=self.system,
-                tools=self._params,
-                model=self.model,
-                max_tokens=self.max_tokens,
-                stream=self.stream,
-                on_text=self._on_text if self.stream else None,
-                cache=self.cache,
-                **self.params,
-            )
-        except Exception as e:
-            if not is_request_failure(e):
-                raise
-            self.error = RequestError(explain_error(e), e)
-            if self._listeners:
-                self._emit("error", error=self.error)
-            raise self.error from e
-        self.error = None
-        self.turns += 1
-        self.response = response
-        if type(response) is dict:  # a reply written as a dict
-            self.stop_reason = response.get("stop_reason")
-            self._usages.append(response.get("usage"))
-        else:
-            self.stop_reason = response.stop_reason
-            self._usages.append(getattr(response, "usage", None))
-        if self._listeners:
-            self._emit("response", response=response, usage=self.turn_usage[-1])
-        append(self.messages, response)  # the lesson saves the reply first, then decides
-        if self._listeners:
-            self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
-        self.stage = "decide"
-
-    def _decide(self) -> None:
-        assert self.response is not None
-        self.decision = d = decide(self.response)
-        if self._listeners:
-            self._emit("decision", decision=d)
-        if d.action == "execute":
-            self.stage = "execute"
-        elif d.unanswered:
-            self.results = not_run(d.unanswered, t("result.cut_off", reason=d.reason))
-            self.stage = "append"
-        elif d.action == "continue":
-            self.stage = "request"
-        else:
-            self._finish("model", d.explanation)
-
-    def _execute(self) -> None:
-        assert self.decision is not None
-        self.results = execute(
-            self.decision.tool_uses,
-            self._table,
-            approve=self.approve,
-            on_event=self._on_tool if self._listeners else None,
-            audit=self.audit,
-        )
-        if self._listeners:
-            self._emit("results", results=self.results)
-        self.stage = "append"
-
-    def _append(self) -> None:
-        assert self.decision is not None and self.results is not None
-        append(self.messages, self.results)
-        if self._listeners:
-            self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
-        self.results = None
-        if self.decision.action in ("execute", "continue"):
-            self.stage = "request"
-        else:
-            self._finish("model", self.decision.explanation)
-
-    # -- when a stage is stopped half way -------------------------------------
-    def _stop(self, error: BaseException) -> BaseException:
-        """After Ctrl-C or an exception in the middle of a stage: answer every
-        tool call left without a result, end the loop, and return what to raise.
-
-        The results that exist are kept (a tool that finished keeps its output);
-        the others say the call was interrupted. A loop that had already ended
-        is left as it was.
-        """
-        interrupt, stage = isinstance(error, KeyboardInterrupt), self.stage
-        pending = _pending(self.messages, self._asked_at)
-        results: list[dict[str, Any]] = []
-        if pending:
-            known = {r.get("tool_use_id"): r for r in self.results or ()}
-            known.update({r.get("tool_use_id"): r for r in getattr(error, "results", None) or ()})
-            why = t("result.interrupted") if interrupt else t("loopcore.result_error", stage=stage)
-            results = [known.get(u.get("id")) or _error_result(u, why) for u in pending]
-            append(self.messages, results)
-        if self.stage != "done" or results:
-            self.results, self.stopped_at = None, stage
-            if interrupt:
-                explanation = t("loopcore.interrupted", stage=t(f"stage.{stage}"), n=len(results))
-            else:
-                what = f"{type(error).__name__}: {error}"
-                explanation = t("loopcore.failed", stage=t(f"stage.{stage}"), error=what)
-            self.stage, self.ended, self.explanation = (
-                "done",
-                "interrupted" if interrupt else "error",
-                explanation,
-            )
-            if self._listeners:
-                if results:
-                    self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
-                self._emit(
-                    "done", ended=self.ended, reason=self.stop_reason, explanation=explanation
-                )
-        if interrupt and not isinstance(error, Interrupted):
-            return Interrupted(results, self.explanation).with_traceback(error.__traceback__)
-        if isinstance(error, Interrupted) and results:
-            error.results = results
-        return error
-
-    # -- driving it -----------------------------------------------------------
+    # -- driving it -----------------------------------------------------------------
+    @_answering
     def step(self) -> str:
         """Run the next stage; return its name (``"done"`` once the loop has ended)."""
-        try:  # first, so that an interrupt anywhere in here is caught
-            stage = self.stage
-            if stage == "done":
-                return stage
-            if self._listeners:
-                self._emit("stage", stage=stage)
-            _STAGES[stage](self)
-            return stage
-        except RequestError:  # nothing was added: the same request can be tried again
-            raise
-        except BaseException as e:
-            raise self._stop(e) from None
+        stage = self.stage
+        if stage != "done":
+            if self._gen is None:  # set going again after a limit (LoopView's Continue)
+                self._start(self._run, quiet=False)
+            if self._gen is not None:
+                self._advance()
+        return stage
 
+    @_answering
     def turn(self) -> str:
         """Run stages until the next model request is due (or the loop ends)."""
-        try:
+        self.step()
+        while self.stage != "request" and self.stage != "done":
             self.step()
-            while self.stage != "request" and self.stage != "done":
-                self.step()
-            return self.stage
-        except RequestError:
-            raise
-        except BaseException as e:
-            raise self._stop(e) from None
+        return self.stage
 
+    @_answering
     def run(self) -> LoopResult:
-        """Run to the end and return the result (``step`` after ``step``, written out)."""
-        try:
-            while (stage := self.stage) != "done":
-                if self._listeners:
-                    self._emit("stage", stage=stage)
-                _STAGES[stage](self)
-            return self.result()
-        except RequestError:
-            raise
-        except BaseException as e:
-            raise self._stop(e) from None
+        """Run to the end and return the result."""
+        while self.stage != "done":
+            self.step()
+        return self.result()
+
+    def _stopped(self, error: BaseException, stage: str) -> BaseException:
+        """After Ctrl-C or an exception between or inside steps: let the loop answer its
+        tool calls (it raises what to raise), then end, saying where it stopped."""
+        gen = self._gen
+        if gen is not None and gen.gi_frame is not None and not gen.gi_running:  # type: ignore[attr-defined]
+            try:
+                gen.throw(error)
+            except BaseException as raised:
+                error = raised
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
+            error = Interrupted([], t("loop.interrupted")).with_traceback(error.__traceback__)
+        running, self._running = self._running, None
+        if running is not None:  # the call that was running counts too, as what really started
+            self.audit.append(stopped_call(running))
+            if self._listeners:
+                self._emit(Event("tool_end", {"tool_use": running["tool_use"], **self.audit[-1]}))
+        answered = bool(self.messages) and self.messages[-1] is not self._last  # results added
+        if self.stage == "done" and not answered:
+            return error  # the loop had already ended: it stays as it was
+        self._gen, self.stage, self.stopped_at, self.results = None, "done", stage, None
+        where, what = t(f"stage.{stage}"), f"{type(error).__name__}: {error}"
+        if isinstance(error, Interrupted):
+            n = len(error.results) if answered else 0
+            self.ended, self.explanation = "interrupted", t("loopcore.interrupted", stage=where, n=n)
+        else:
+            self.ended, self.explanation = "error", t("loopcore.failed", stage=where, error=what)
+        if self._listeners:
+            if answered:
+                self._told()
+            done = {"ended": self.ended, "reason": self.stop_reason}
+            self._emit(Event("done", {**done, "explanation": self.explanation}))
+        return error
 
     def ask(self, task: str) -> AgentLoop:
         """Add a new user message and get ready to run again (a follow-up question)."""
@@ -375,70 +270,23 @@ class AgentLoop:
             raise RuntimeError(f"finish the current turn first (next stage: {self.stage})")
         append(self.messages, task)
         if self._listeners:
-            self._emit("append", message=self.messages[-1], index=len(self.messages) - 1)
-        self.stage, self.stop_reason, self.ended, self.explanation = "request", None, None, ""
-        self.stopped_at = None
-        self._start, self._base = len(self.messages) - 1, self.turns  # max_turns counts per task
+            self._told()
+        self.stopped_at, self.stop_reason, self.ended, self.explanation = None, None, None, ""
+        self._start(LoopResult(self.messages, start=len(self.messages) - 1))  # max_turns: per task
         return self
 
     def reset(self) -> None:
         """Put the history back as it was when the loop was made, and start over."""
-        self.messages[:] = self._initial
-        self._start = self._first
+        self.messages[:] = self._given
         self._clear()
-        self._begin()
         if self._listeners:
-            self._emit("reset")
+            self._emit(Event("reset", {}))
 
     def result(self) -> LoopResult:
-        return LoopResult(
-            messages=self.messages,
-            text=final_text(self.messages[self._start :]),
-            start=self._start,
-            stop_reason=self.stop_reason,
-            ended=self.ended,
-            turns=self.turns,
-            replies_usage=list(self._usages),
-            explanation=self.explanation,
-        )
+        """The run of the current task, with the loop's counts (turns: of every task)."""
+        text, replies, how = self._run.final_text(), list(self.replies), self.explanation
+        run = replace(self._run, text=text, replies_usage=replies, explanation=how)
+        return replace(run, stop_reason=self.stop_reason, turns=self.turns, ended=self.ended)
 
     def __repr__(self) -> str:
         return f"AgentLoop(stage={self.stage!r}, turns={self.turns}, messages={len(self.messages)})"
-
-
-# What each stage runs (``step`` and ``run`` look it up by the stage's name).
-_STAGES: dict[str, Callable[[AgentLoop], None]] = {
-    "request": AgentLoop._request,
-    "decide": AgentLoop._decide,
-    "execute": AgentLoop._execute,
-    "append": AgentLoop._append,
-}
-
-
-def agent_loop(
-    messages: list[Any],
-    client: Any = None,
-    *,
-    tools: Iterable[Any] | None = None,
-    system: str | None = DEFAULT_SYSTEM,
-    max_turns: int = 20,
-    on_event: Callable[[Event], None] | None = None,
-    **options: Any,
-) -> LoopResult:
-    """The lesson's loop: request, decide, execute, append, until the model stops.
-
-    Changes ``messages`` in place (like the lesson) and returns a LoopResult.
-    ``max_turns`` counts model requests and ends the loop cleanly. Ctrl-C
-    raises ``Interrupted`` after answering every unfinished tool call, so
-    ``messages`` stays a valid history.
-    """
-    loop = AgentLoop(
-        client,
-        messages,
-        tools=tools,
-        system=system,
-        max_turns=max_turns,
-        on_event=on_event,
-        **options,
-    )
-    return loop.run()

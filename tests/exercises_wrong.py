@@ -614,3 +614,256 @@ def guarded_runs_the_cut_off_call(client, messages, tools, run_bash, max_turns, 
                 {"type": "tool_result", "tool_use_id": b.id, "content": content, "is_error": not ok}
             )
         messages.append({"role": "user", "content": results})
+
+
+# ---------------------------------------------------------------------------
+# todo_update(items, update)
+# ---------------------------------------------------------------------------
+
+
+def _todo_add(new, update):
+    new.append({"id": str(len(new) + 1), "text": update["text"], "status": "pending"})
+    return new
+
+
+@wrong("todo_update", "two_in_progress", "todo_one_in_progress")
+def allows_two_in_progress(items, update):
+    if "id" not in update:
+        return _todo_checked(items, update)
+    new = [dict(item) for item in items]
+    if update["status"] not in ("pending", "in_progress", "completed"):
+        raise ValueError("bad status")
+    for item in new:
+        if item["id"] == update["id"]:
+            item["status"] = update["status"]
+            return new
+    raise ValueError("unknown id")
+
+
+@wrong("todo_update", "unknown_id", "todo_known_ids")
+def ignores_an_unknown_id(items, update):
+    if "id" not in update or update["status"] == "in_progress":
+        return _todo_checked(items, update)
+    new = [dict(item) for item in items]
+    if update["status"] not in ("pending", "in_progress", "completed"):
+        raise ValueError("bad status")
+    for item in new:
+        if item["id"] == update["id"]:
+            item["status"] = update["status"]
+    return new  # an id nobody has: the list comes back as it was, no error
+
+
+@wrong("todo_update", "add_first", "todo_copy")
+def changes_the_list_in_place(items, update):
+    if "id" not in update:
+        if len(items) >= 20:
+            raise ValueError("full")
+        return _todo_add(items, update)  # appends to the caller's list
+    return _todo_status(items, update)  # and changes its items
+
+
+@wrong("todo_update", "full_list", "todo_bounded")
+def grows_without_bound(items, update):
+    new = [dict(item) for item in items]
+    if "id" not in update:
+        return _todo_add(new, update)
+    return _todo_status(new, update)
+
+
+@wrong("todo_update", "bad_status", "todo_statuses")
+def keeps_any_status(items, update):
+    if "id" not in update:
+        return _todo_checked(items, update)
+    new = [dict(item) for item in items]
+    found = [item for item in new if item["id"] == update["id"]]
+    if not found:
+        raise ValueError("unknown id")
+    if update["status"] == "in_progress" and any(i["status"] == "in_progress" for i in new):
+        raise ValueError("one at a time")
+    found[0]["status"] = update["status"]
+    return new
+
+
+@wrong("todo_update", "two_in_progress", "todo_one_in_progress")
+def returns_the_error_instead_of_raising(items, update):
+    try:
+        return _todo_checked(items, update)
+    except ValueError as e:
+        return f"Error: {e}"
+
+
+def _todo_status(new, update):
+    if update["status"] not in ("pending", "in_progress", "completed"):
+        raise ValueError("bad status")
+    found = [item for item in new if item["id"] == update["id"]]
+    if not found:
+        raise ValueError("unknown id")
+    if update["status"] == "in_progress" and any(
+        i["status"] == "in_progress" and i is not found[0] for i in new
+    ):
+        raise ValueError("one at a time")
+    found[0]["status"] = update["status"]
+    return new
+
+
+def _todo_checked(items, update):
+    new = [dict(item) for item in items]
+    if "id" not in update:
+        if len(new) >= 20:
+            raise ValueError("full")
+        return _todo_add(new, update)
+    return _todo_status(new, update)
+
+
+@wrong("todo_update", "add_first", "todo_add")
+def starts_a_new_item_in_progress(items, update):
+    if "id" not in update:
+        new = [dict(item) for item in items]
+        if len(new) >= 20:
+            raise ValueError("full")
+        new.append({"id": str(len(new) + 1), "text": update["text"], "status": "in_progress"})
+        return new
+    return _todo_checked(items, update)
+
+
+# ---------------------------------------------------------------------------
+# todo_reminder(results, rounds_since_todo)
+# ---------------------------------------------------------------------------
+
+REMINDER = {"type": "text", "text": "Reminder: update your todo list."}
+
+
+@wrong("todo_reminder", "third_round", "reminder_after")
+def puts_the_reminder_first(results, rounds_since_todo):
+    if rounds_since_todo >= 3:
+        return [REMINDER, *results]
+    return list(results)
+
+
+@wrong("todo_reminder", "just_called", "remind_when")
+def reminds_every_round(results, rounds_since_todo):
+    return [*results, REMINDER]
+
+
+@wrong("todo_reminder", "third_round", "remind_when")
+def reminds_one_round_late(results, rounds_since_todo):
+    if rounds_since_todo > 3:
+        return [*results, REMINDER]
+    return list(results)
+
+
+@wrong("todo_reminder", "third_round", "keep_results")
+def the_reminder_replaces_the_results(results, rounds_since_todo):
+    if rounds_since_todo >= 3:
+        return [REMINDER]
+    return list(results)
+
+
+@wrong("todo_reminder", "parallel_results", "keep_results")
+def keeps_only_the_last_result(results, rounds_since_todo):
+    content = results[-1:]
+    if rounds_since_todo >= 3:
+        content.append(REMINDER)
+    return content
+
+
+# ---------------------------------------------------------------------------
+# subagent(client, prompt, tools)
+# ---------------------------------------------------------------------------
+
+
+def _child(client, messages, tools, limit=30):
+    """The reference child loop on ``messages``; returns the last reply."""
+    response = None
+    for _ in range(limit):
+        response = client.messages.create(
+            model=MODEL, max_tokens=8000, messages=messages, tools=[d for d, _ in tools.values()]
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            break
+        results = []
+        for b in response.content:
+            if b.type != "tool_use":
+                continue
+            if b.name in tools:
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": tools[b.name][1](b.input),
+                    }
+                )
+            else:
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": "Unknown tool.",
+                        "is_error": True,
+                    }
+                )
+        messages.append({"role": "user", "content": results})
+    return response
+
+
+def _words(response):
+    return "".join(b.text for b in response.content if b.type == "text") or "(no summary)"
+
+
+def _without_task(tools):
+    return {name: pair for name, pair in tools.items() if name != "task"}
+
+
+# the notebook's own history, which a child must not continue
+messages = [
+    {"role": "user", "content": "Tidy up this repository."},
+    {"role": "assistant", "content": [{"type": "text", "text": "First I will look around."}]},
+]
+
+
+@wrong("subagent", "answers_at_once", "fresh_history")
+def continues_the_parents_history(client, prompt, tools):
+    history = [*messages, {"role": "user", "content": prompt}]
+    return _words(_child(client, history, _without_task(tools)))
+
+
+_kept: list = []
+
+
+@wrong("subagent", "fresh_each_time", "fresh_history")
+def keeps_one_history_for_every_child(client, prompt, tools):
+    _kept.append({"role": "user", "content": prompt})
+    return _words(_child(client, _kept, _without_task(tools)))
+
+
+@wrong("subagent", "answers_at_once", "no_task")
+def gives_the_child_task(client, prompt, tools):
+    return _words(_child(client, [{"role": "user", "content": prompt}], tools))
+
+
+@wrong("subagent", "answers_at_once", "final_text")
+def returns_the_whole_child_history(client, prompt, tools):
+    history = [{"role": "user", "content": prompt}]
+    _child(client, history, _without_task(tools))
+    return history
+
+
+@wrong("subagent", "round_limit", "round_limit")
+def has_no_round_limit(client, prompt, tools):
+    return _words(
+        _child(client, [{"role": "user", "content": prompt}], _without_task(tools), 10**6)
+    )
+
+
+@wrong("subagent", "one_tool_round", "final_text")
+def returns_every_replys_words(client, prompt, tools):
+    history = [{"role": "user", "content": prompt}]
+    _child(client, history, _without_task(tools))
+    return "".join(b.text for m in history[1::2] for b in m["content"] if b.type == "text")
+
+
+@wrong("subagent", "no_summary", "final_text")
+def returns_an_empty_summary(client, prompt, tools):
+    response = _child(client, [{"role": "user", "content": prompt}], _without_task(tools))
+    return "".join(b.text for b in response.content if b.type == "text")

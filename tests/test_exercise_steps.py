@@ -86,7 +86,7 @@ def test_the_chinese_exercise_notebooks_are_what_the_generator_makes():
 
     root = Path(__file__).resolve().parent.parent
     made = build_translated("zh")
-    assert len(made) == 14  # the student's notebooks and nbgrader's sources
+    assert len(made) == 20  # the student's notebooks and nbgrader's sources
     for path, notebook in made.items():
         committed = json.loads((root / path).read_text("utf-8"))
         assert comparable(committed) == comparable(notebook), f"{path}: run tools/make_exercises.py"
@@ -100,8 +100,8 @@ def test_the_chinese_notebooks_have_no_english_comments():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    paths = sorted((root / "notebooks" / "zh").glob("*/0?_*.ipynb"))
-    assert {p.parent.name for p in paths} == {"exercises", "solutions"} and len(paths) == 14
+    paths = sorted((root / "notebooks" / "zh").glob("*/[01]?_*.ipynb"))
+    assert {p.parent.name for p in paths} == {"exercises", "solutions"} and len(paths) == 20
     for path in paths:
         for cell in json.loads(path.read_text("utf-8"))["cells"]:
             if cell["cell_type"] != "code":

@@ -28,6 +28,9 @@ CONTRACT = {
     "append_results": "append_results(messages: list, results: list[dict]) -> None",
     "agent_loop": "agent_loop(client, messages, tools, run_bash) -> None",
     "guarded_loop": "guarded_loop(client, messages, tools, run_bash, max_turns: int, approve) -> None",
+    "todo_update": "todo_update(items: list, update: dict) -> list",
+    "todo_reminder": "todo_reminder(results: list, rounds_since_todo: int) -> list",
+    "subagent": "subagent(client, prompt: str, tools: dict) -> str",
 }
 
 
@@ -44,7 +47,7 @@ def first_try():
 def test_list_exercises_is_the_contract_in_the_lessons_order():
     exercises = list_exercises()
     assert [(e.name, e.signature) for e in exercises] == list(CONTRACT.items())
-    assert [e.number for e in exercises] == list(range(1, 8))
+    assert [e.number for e in exercises] == list(range(1, 11))
     for e in exercises:
         assert e.task and e.title and e.idea_title and e.points > 0
         assert e.scenarios == [s.name for s in SCENARIOS[e.name]]
@@ -425,7 +428,7 @@ def test_committed_notebooks_are_what_the_generator_makes():
     from agentlab.exercises.notebooks import build, comparable
 
     made = build()
-    assert len(made) == 14
+    assert len(made) == 20
     for path, notebook in made.items():
         committed = json.loads((ROOT / path).read_text("utf-8"))
         assert comparable(committed) == comparable(notebook), (

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.history import check_at, check_next, pairings, to_markdown, validate
+from agentlab.history import check_at, check_next, pairings, validate
+from agentlab.views.render import to_markdown
 
 TASK = {"role": "user", "content": "How many files?"}
 
@@ -755,3 +756,37 @@ def test_a_system_message_only_after_a_user_turn():
     history = [TASK]
     al.append(history, SYSTEM)
     assert history == [TASK, SYSTEM]
+
+
+def test_a_second_result_for_one_call_is_refused_in_the_apis_words():
+    # The live API's 400, quoted in github.com/anthropics/claude-code/issues/14110 (2025-12-16):
+    # "messages.10.content.1: each tool_use must have a single result. Found multiple
+    # `tool_result` blocks with id: toolu_vrtx_01WjbYafn5hwELEqiDQ4n2wv"
+    use = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}
+    history = [{"role": "user", "content": "go"}, {"role": "assistant", "content": [use]}]
+    twice = {"role": "user", "content": [result, dict(result)]}
+    expected = (
+        "messages.2.content.1: each tool_use must have a single result. Found multiple "
+        "`tool_result` blocks with id: toolu_1"
+    )
+    assert [str(p) for p in validate([*history, twice])] == [expected]
+    assert [str(p) for p in check_next(history, twice)] == [expected]
+
+
+def test_more_than_four_cache_control_blocks_are_refused_in_the_apis_words():
+    # The live API's 400, quoted in github.com/griffinmartin/opencode-claude-auth/issues/121
+    # (2026-04-03) and github.com/VicBilibily/GCMP/pull/83 (2026-02-16).
+    from agentlab.history import cache_points
+
+    def marked(n: int) -> dict:
+        return {"type": "text", "text": f"part {n}", "cache_control": {"type": "ephemeral"}}
+
+    four = [{"role": "user", "content": [marked(n) for n in range(4)]}]
+    five = [{"role": "user", "content": [marked(n) for n in range(5)]}]
+    assert validate(four) == []
+    assert [str(p) for p in validate(five)] == [
+        "A maximum of 4 blocks with cache_control may be provided. Found 5."
+    ]
+    tool = {"name": "t", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}
+    assert "Found 5." in str(cache_points(four, tools=[tool])[0])  # tools count too

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 import agentlab as al
-from agentlab import arguments, events, loop, results, stepper
+from agentlab import errors, history, loop, stepper
 from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
 
-LOOP_FILES = {m.__file__ for m in (loop, stepper, results, events, arguments)}
+LOOP_FILES = {m.__file__ for m in (loop, stepper, history, errors)}
 
 
 @al.tool

@@ -371,21 +371,45 @@ def test_interrupt_at_every_tool_index_leaves_a_valid_history(stop_at):
 
 
 def test_interrupt_kills_a_running_bash_command_and_the_history_stays_valid(tmp_path):
+    """Ctrl-C while a command runs: SIGINT is sent once the command has started (it
+    writes a file first), not after a fixed time (importing the SDK alone can take 2 s).
+    A shell that starts the tests in the background ignores SIGINT, so the test puts
+    Python's own handler in place for its run."""
     import os
     import signal
     import threading
+    import time
 
+    started = tmp_path / "started"
     client = ScriptedClient(
-        [[tool_use("bash", {"command": "sleep 30"}), tool_use("bash", {"command": "echo no"})]]
+        [
+            [
+                tool_use("bash", {"command": "touch started; sleep 30"}),
+                tool_use("bash", {"command": "echo no"}),
+            ]
+        ]
     )
     loop = al.AgentLoop(client, task(), tools=[al.bash_tool(cwd=tmp_path)])
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        loop.run()
-    timer.cancel()
+
+    def interrupt_once_running() -> None:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the file the command writes: the event waited on
+        os.kill(os.getpid(), signal.SIGINT)
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sender = threading.Thread(target=interrupt_once_running)
+        sender.start()
+        with pytest.raises(KeyboardInterrupt):
+            loop.run()
+        sender.join()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert started.exists(), "the command never started: SIGINT came from somewhere else"
     assert al.validate(loop.messages) == [] and loop.ended == "interrupted"
     assert loop.turns == 1 and len(loop.messages[-1]["content"]) == 2
+    assert "Interrupted" in loop.messages[-1]["content"][0]["content"]
 
 
 def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
@@ -398,51 +422,43 @@ def test_ask_counts_max_turns_per_task_and_the_result_shows_only_this_run():
     assert "first" not in result._repr_markdown_() and "&lt;" not in result._repr_markdown_()
 
 
-def test_every_name_loop_py_had_before_the_split_still_imports_from_it():
+def test_the_public_names_of_the_loop_import_from_the_package():
+    names = ["DEFAULT_MODEL", "DEFAULT_SYSTEM", "Decision", "Event"]
+    names += ["Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute", "not_run"]
+    names += ["request", "steps", "AgentLoop", "validate"]
+    for name in names:
+        assert getattr(al, name) is not None, name
     import agentlab.loop as loop_module
-    from agentlab import results, stepper
 
-    before = ["DEFAULT_MAX_TOKENS", "DEFAULT_MODEL", "DEFAULT_SYSTEM", "AgentLoop", "Decision"]
-    before += ["Event", "Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute"]
-    before += ["not_run", "request", "ENDINGS", "Stage", "Action", "final_text"]
-    for name in before:
-        assert getattr(loop_module, name) is not None, name
-    assert (
-        loop_module.AgentLoop is stepper.AgentLoop and loop_module.LoopResult is results.LoopResult
-    )
-    assert set(loop_module.__all__) <= set(dir(loop_module)) | set(loop_module._ELSEWHERE)
+    assert set(loop_module.__all__) <= set(dir(loop_module))
+    assert not hasattr(loop_module, "__getattr__")  # no names served from elsewhere
     with pytest.raises(AttributeError):
-        loop_module.no_such_name  # noqa: B018
+        loop_module.AgentLoop  # noqa: B018 - the stepper is agentlab.stepper's
 
 
-def test_the_stages_file_holds_the_four_stages_and_imports_no_view():
-    """loop.py is read beside the lesson: request, decide, execute, append, nothing else."""
+def test_the_loop_file_holds_the_four_stages_and_the_loop_and_imports_no_upper_layer():
+    """loop.py is read beside the lesson: the four stages, then the loop made of them."""
     import ast
     import inspect
 
     import agentlab.loop as loop_module
 
-    tree = ast.parse(inspect.getsource(loop_module))
+    source = inspect.getsource(loop_module)
+    tree = ast.parse(source)
     public = {
         node.name
         for node in tree.body
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
     }
-    assert public == {
-        "request",
-        "decide",
-        "Decision",
-        "not_run",
-        "Interrupted",
-        "execute",
-        "append",
-    }
+    stages = {"request", "decide", "Decision", "not_run", "execute", "append"}
+    assert public == stages | {"steps", "agent_loop"}
     imported = {
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert not any(
-        m.startswith(("agentlab.views", "agentlab.views.render", "ipywidgets")) for m in imported
-    )
+    upper = ("agentlab.views", "agentlab.fakeapi", "agentlab.apps", "agentlab.exercises")
+    assert not any(m.startswith((*upper, "ipywidgets")) for m in imported)
+    assert "while True:" in inspect.getsource(loop_module.steps)
+    assert len(source.splitlines()) <= 320
 
 
 # --- a loop over a history that ends on the model's turn -------------------
@@ -502,3 +518,68 @@ def test_a_paused_reply_the_loop_got_itself_is_still_sent_back():
     loop = al.AgentLoop(client, task(), tools=[echo])
     assert loop.run().text == "whole" and loop.turns == 2
     assert client.requests[1]["messages"][-1]["role"] == "assistant"
+
+
+# --- layers: the core imports no upper layer; a turn runs in few files ---------------
+
+CORE = ["agentlab", "agentlab.loop", "agentlab.stepper", "agentlab.history", "agentlab.errors"]
+CORE += ["agentlab.harness"]
+CORE += ["agentlab.models", "agentlab.usage", "agentlab.i18n", "agentlab.secrets"]
+CORE += ["agentlab.terminal", "agentlab.tools", "agentlab.tools.base", "agentlab.tools.shell"]
+UPPER = ("agentlab.fakeapi", "agentlab.views", "agentlab.apps", "agentlab.exercises")
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_a_core_module_imports_no_emulator_view_app_or_exercise(module):
+    import subprocess
+    import sys
+
+    code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.startswith({UPPER})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_one_agent_loop_run_executes_code_in_at_most_six_agentlab_files():
+    import sys
+    from pathlib import Path
+
+    from anthropic.types import Message
+
+    class Client:  # the duck-typed client of the issue: six lines
+        def __init__(self, replies):
+            self.replies, self.messages = iter(replies), self
+
+        def create(self, **params):
+            return next(self.replies)
+
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "noop", "input": {}}
+    replies = [
+        Message.model_validate({"id": "msg_1", "type": "message", "role": "assistant",
+                                "model": "m", "content": [call], "stop_reason": "tool_use",
+                                "usage": usage}),
+        Message.model_validate({"id": "msg_2", "type": "message", "role": "assistant",
+                                "model": "m", "content": [{"type": "text", "text": "done"}],
+                                "stop_reason": "end_turn", "usage": usage}),
+    ]  # fmt: skip
+
+    @al.tool
+    def noop() -> str:
+        """Do nothing."""
+        return "ok"
+
+    messages = [{"role": "user", "content": "go"}]
+    al.agent_loop([*messages], Client(list(replies)), tools=[noop])  # everything imported first
+    package, files = str(Path(al.__file__).parent), set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(package):
+            files.add(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        result = al.agent_loop(messages, Client(replies), tools=[noop])
+    finally:
+        sys.setprofile(None)
+    assert result.text == "done" and al.validate(messages) == []
+    assert len(files) <= 6, sorted(f.removeprefix(package) for f in files)

@@ -129,7 +129,7 @@ def test_nbgrader_generates_and_autogrades_an_exercise(language, tmp_path, monke
 def test_every_exercise_has_a_source_notebook_in_each_language(language):
     folder = FOLDERS[language]
     names = sorted(p.name for p in (folder / "exercises").glob("*.ipynb"))
-    assert len(names) == 7
+    assert len(names) == 10
     assert sorted(p.name for p in (folder / "solutions").glob("*.ipynb")) == names
     for name in names:
         nb = json.loads((folder / "solutions" / name).read_text("utf-8"))

@@ -81,16 +81,32 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+# The helpers each exercise's wrong answers call, shown once before them.
+HELPERS = {
+    "agent_loop": ("_ask", "_results"),
+    "todo_update": ("_todo_add", "_todo_status", "_todo_checked"),
+    "subagent": ("_child", "_words", "_without_task"),
+}
+
+
 def _helpers(exercise: str) -> list[str]:
     """The helpers that wrong loops call, shown once (they are written like the lesson)."""
     import exercises_wrong  # type: ignore[import-not-found]
 
-    if exercise != "agent_loop":
+    names = HELPERS.get(exercise)
+    if not names:
         return []
-    code = [inspect.getsource(getattr(exercises_wrong, name)) for name in ("_ask", "_results")]
+    code = [inspect.getsource(getattr(exercises_wrong, name)) for name in names]
+    intro = {
+        "agent_loop": [
+            "The wrong loops below ask the model and run the calls with these two helpers",
+            "(written as the lesson writes them), so each shows only its mistake:",
+        ],
+    }.get(
+        exercise, ["The wrong answers below share these helpers, so each shows only its mistake:"]
+    )
     return [
-        "The wrong loops below ask the model and run the calls with these two helpers",
-        "(written as the lesson writes them), so each shows only its mistake:",
+        *intro,
         "",
         "```python",
         "\n\n".join(c.rstrip() for c in code),

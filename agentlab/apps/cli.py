@@ -177,6 +177,17 @@ def _confirm(console: Any, read: Any = input) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``agentlab run``: the loop on one task, each turn printed as it happens."""
+    from agentlab import errors
+
+    previous, errors.offline_advice = errors.offline_advice, "agentlab run --offline"
+    try:  # while it runs, advice names this command's flag, not a Python call
+        return _run(args)
+    finally:
+        errors.offline_advice = previous
+
+
+def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
@@ -184,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     from agentlab.fakeapi.offline import asks_by_default, connect
     from agentlab.history import save
     from agentlab.i18n import set_language, task_language
-    from agentlab.loop import AgentLoop, Interrupted
+    from agentlab.loop import Interrupted
+    from agentlab.stepper import AgentLoop
     from agentlab.tools import bash, bash_tool, make_workspace
 
     console = Console(highlight=False, emoji=False)

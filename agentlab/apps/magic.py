@@ -71,10 +71,9 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Enum
 
 from agentlab.errors import RequestError
-from agentlab.events import Event
 from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
-from agentlab.loop import Interrupted
+from agentlab.loop import Event, Interrupted
 from agentlab.stepper import AgentLoop
 from agentlab.tools.policy import Verdict, describe_call, read_answer
 

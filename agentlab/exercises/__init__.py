@@ -142,6 +142,25 @@ EXERCISES: tuple[Exercise, ...] = (
         4,
         6,
     ),
+    Exercise(
+        8,
+        "todo_update",
+        "todo_update(items: list, update: dict) -> list",
+        "todo_one_in_progress",
+        2,
+        2,
+    ),
+    Exercise(
+        9,
+        "todo_reminder",
+        "todo_reminder(results: list, rounds_since_todo: int) -> list",
+        "reminder_after",
+        1,
+        2,
+    ),
+    Exercise(
+        10, "subagent", "subagent(client, prompt: str, tools: dict) -> str", "fresh_history", 3, 3
+    ),
 )
 
 

@@ -34,7 +34,7 @@ __all__ = ["CODE_STUB", "build", "build_translated", "code_stub", "comparable", 
 
 STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")  # nbgrader's code stub for Python
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-LOOPS = ("agent_loop", "guarded_loop")
+LOOPS = ("agent_loop", "guarded_loop", "subagent")  # they ask the model: MODEL, MAX_TOKENS
 
 # A read-only cell that shows the student what their function will receive.
 EXAMPLES: dict[str, str] = {
@@ -85,6 +85,36 @@ def approve(tool_input):  # one possible policy: no rm
 
 
 approve({"command": "ls"}), approve({"command": "rm -rf ~/notes"})""",
+    "todo_update": """\
+items = [
+    {"id": "1", "text": "Read agent.py", "status": "completed"},
+    {"id": "2", "text": "Count its lines", "status": "in_progress"},
+]
+updates = [{"text": "Write the summary"}, {"id": "2", "status": "completed"}, {"id": "7", "status": "pending"}]
+items, updates""",
+    "todo_reminder": """\
+results = [
+    {"type": "tool_result", "tool_use_id": "toolu_01Ls", "content": "README.md\\nagent.py"},
+    {"type": "tool_result", "tool_use_id": "toolu_01Wc", "content": "42 agent.py"},
+]
+rounds_since_todo = 3
+results, rounds_since_todo""",
+    "subagent": """\
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
+
+BASH = {"name": "bash", "description": "Run a shell command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
+TASK = {"name": "task", "description": "Hand work to a helper.",
+        "input_schema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}
+
+
+def run_bash(tool_input):  # a stand-in: the checker's tools also run no shell
+    return f"(output of {tool_input['command']})"
+
+
+tools = {"bash": (BASH, run_bash), "task": (TASK, None)}
+client = ScriptedClient([make_message([tool_use("bash", {"command": "ls"})]), make_message("Done.")])
+sorted(tools)""",
 }
 
 

@@ -171,3 +171,67 @@ def guarded_loop(client, messages, tools, run_bash, max_turns, approve):
                     results.append(answer(block, f"Error: {type(e).__name__}: {e}", True))
         messages.append({"role": "user", "content": results})
     ### END SOLUTION
+
+
+def todo_update(items, update):
+    """Return the todo list after one update; refuse a bad one with ValueError."""
+    ### BEGIN SOLUTION
+    new = [dict(item) for item in items]  # a copy: a refused update changes nothing
+    if "id" not in update:  # {"text": ...} adds a pending item with the next id
+        if len(new) >= 20:
+            raise ValueError("The list is full (20 items): finish some first.")
+        new.append({"id": str(len(new) + 1), "text": update["text"], "status": "pending"})
+        return new
+    if update.get("status") not in ("pending", "in_progress", "completed"):
+        raise ValueError(f"Unknown status {update.get('status')!r}.")
+    found = [item for item in new if item["id"] == update["id"]]
+    if not found:
+        raise ValueError(f"No item with id {update['id']!r}.")
+    busy = [item for item in new if item["status"] == "in_progress" and item is not found[0]]
+    if update["status"] == "in_progress" and busy:
+        raise ValueError(f"Item {busy[0]['id']} is already in progress: finish it first.")
+    found[0]["status"] = update["status"]
+    return new
+    ### END SOLUTION
+
+
+def todo_reminder(results, rounds_since_todo):
+    """Return the next user message's content: the results, then a reminder after 3 rounds."""
+    ### BEGIN SOLUTION
+    content = list(results)  # every tool_result first, unchanged and in order
+    if rounds_since_todo >= 3:
+        content.append({"type": "text", "text": "Reminder: update your todo list."})
+    return content
+    ### END SOLUTION
+
+
+def subagent(client, prompt, tools):
+    """Run a child loop on a fresh history; return only its final text."""
+    ### BEGIN SOLUTION
+    child = {name: pair for name, pair in tools.items() if name != "task"}  # no recursion
+    definitions = [definition for definition, run in child.values()]
+    messages = [{"role": "user", "content": prompt}]  # a fresh history: the prompt alone
+    response = None
+    for _ in range(30):  # at most 30 rounds
+        response = client.messages.create(
+            model=MODEL, max_tokens=MAX_TOKENS, messages=messages, tools=definitions
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        if response.stop_reason != "tool_use":
+            break
+        results = []
+        for block in response.content:
+            if block.type != "tool_use":
+                continue
+            if block.name in child:
+                output, error = child[block.name][1](block.input), False
+            else:
+                output, error = f"Unknown tool {block.name!r}.", True
+            result = {"type": "tool_result", "tool_use_id": block.id, "content": output}
+            if error:
+                result["is_error"] = True
+            results.append(result)
+        messages.append({"role": "user", "content": results})
+    words = [b.text for b in response.content if b.type == "text"] if response else []
+    return "".join(words) or "(no summary)"  # only the final text goes back
+    ### END SOLUTION

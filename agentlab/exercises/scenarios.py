@@ -313,6 +313,8 @@ def _state(arg: Any) -> Any:
         return {name: plain(getattr(arg, name)) for name in fields}
     if isinstance(arg, list):
         return plain(arg)
+    if _tool_table(arg):  # subagent's tools: {name: (definition, run)}
+        return {name: _state(pair[-1]) for name, pair in arg.items()}
     return None  # not changed by the call as far as the judge reads it (a reply, a str)
 
 
@@ -340,6 +342,21 @@ def _restore(arg: Any, state: Any) -> None:
         if not isinstance(state, list):
             raise TypeError("the checked process sent a list of the wrong shape")
         arg[:] = state
+    elif _tool_table(arg):
+        if not isinstance(state, dict):
+            raise TypeError("the checked process sent the tools in the wrong shape")
+        for name, pair in arg.items():
+            if name in state:
+                _restore(pair[-1], state[name])
+
+
+def _tool_table(arg: Any) -> bool:
+    """Is this a table of tools {name: (definition, fake)}, as subagent is given?"""
+    return (
+        type(arg) is dict
+        and bool(arg)
+        and all(type(v) is tuple and isinstance(v[-1], FakeBash) for v in arg.values())
+    )
 
 
 def record(scenario: Scenario, fn: Callable[..., Any], timeout: float) -> tuple[Result, list[Any]]:
@@ -1322,6 +1339,10 @@ def _build() -> dict[str, list[Scenario]]:
     s["guarded_loop"] = [
         Scenario("guarded_loop", n, i, _loop(c, True)) for n, i, c in _loop_cases(True)
     ]
+    from agentlab.exercises import series  # the series' exercises: planning and subagents
+
+    for exercise, cases in series.build().items():
+        s[exercise] = [Scenario(exercise, n, i, b) for n, i, b in cases]
     return s
 
 

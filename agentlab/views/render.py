@@ -38,6 +38,7 @@ __all__ = [
     "block_html",
     "card_head_html",
     "card_html",
+    "to_markdown",
     "decision_html",
     "ended_text",
     "error_html",
@@ -1202,3 +1203,72 @@ def result_markdown(result: Any) -> str:
                 lines += [f"*{_md_text(t('view.block.other', kind=oneline(kind, 40)))}*", ""]
     lines += ["</details>", ""]
     return "\n".join(lines)
+
+
+def to_markdown(messages: Sequence[Any]) -> str:
+    """A readable transcript: one section per message, tools as code blocks.
+
+    Text keeps its emphasis and code spans but makes no HTML, link or image
+    (``_md_text``): shown with IPython's ``Markdown`` it cannot run or load anything."""
+    parts = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        label = t(f"role.{role}") if role in ("user", "assistant") else str(role)
+        if role == "user" and any(b.get("type") == "tool_result" for b in blocks(message)):
+            label = t("role.tool_results")
+        lines = [f"**{i}. {_md_text(label)}**", ""]
+        for b in blocks(message):
+            kind = b.get("type")
+            if kind == "text":
+                lines += [_md_text(str(b.get("text", ""))), ""]
+            elif kind == "tool_use":
+                args = json.dumps(b.get("input"), ensure_ascii=False)
+                fence = _fence(args)  # longer than any run of backticks inside
+                lines += [
+                    f"`tool_use` **{_md_text(str(b.get('name')))}** `{b.get('id')}`",
+                    "",
+                    f"{fence}json",
+                    args,
+                    fence,
+                    "",
+                ]
+            elif kind == "tool_result":
+                flag = " (is_error)" if b.get("is_error") else ""
+                text = result_text(b.get("content"))
+                fence = _fence(text)
+                lines += [
+                    f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
+                    "",
+                    f"{fence}text",
+                    text,
+                    fence,
+                    "",
+                ]
+            elif kind == "thinking":
+                thought = str(b.get("thinking") or "")
+                head = "`thinking`" if thought else f"`thinking` ({t('md.thinking.omitted')})"
+                lines += [f"{head} · {_secret('signature', b.get('signature'))}", ""]
+                if thought:
+                    fence = _fence(thought)
+                    lines += [f"{fence}text", thought, fence, ""]
+            elif kind == "redacted_thinking":
+                what = t("md.thinking.redacted")
+                lines += [f"`redacted_thinking` ({what}) · {_secret('data', b.get('data'))}", ""]
+            else:
+                lines += [f"`{kind}` block", ""]
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
+
+
+def _secret(name: str, value: Any) -> str:
+    """An opaque value (a signature) shown by its start and size, never in full."""
+    text = str(value or "")
+    start = text[: min(8, len(text) // 2)]
+    return t("md.thinking.opaque", name=name, start=start + "…", n=len(text))
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return fence

@@ -310,6 +310,19 @@ CASES = [
          "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. "
          "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
          "message.", TOOL_USE),
+    # The two rows below: the live API's words as quoted in public issue reports (see
+    # agentlab/history.py: _check_pair and cache_points for the pages and dates).
+    Case("two results for one tool_use", req(tools=[TOOL], messages=[
+        USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT, RESULT]}]),
+         400, "messages.2.content.1: each tool_use must have a single result. Found multiple "
+         "`tool_result` blocks with id: toolu_1", "github.com/anthropics/claude-code/issues/14110 "
+         "(the live API's 400, 2025-12-16)"),
+    Case("five blocks with cache_control", req(messages=[{"role": "user", "content": [
+        {"type": "text", "text": f"part {n}", "cache_control": {"type": "ephemeral"}}
+        for n in range(5)]}]), 400,
+         "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+         "github.com/griffinmartin/opencode-claude-auth/issues/121 (the live API's 400, "
+         "2026-04-03)"),
     Case("a tool exchange answered in order", req(tools=[TOOL], messages=[
         USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]}]),
          200, None, TOOL_USE),

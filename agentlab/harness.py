@@ -1,0 +1,181 @@
+"""One tool call as the harness runs it, and the events the loop reports.
+
+Stage 3 of ``agentlab/loop.py`` runs the calls of a reply in order; ``run_one``
+is what it does for each: ask ``approve`` (if any), run the tool, turn what
+came back (or the exception it raised) into a ``tool_result``. It is a
+generator, so the loop can yield its events (``approval``, ``tool_start``,
+``tool_end``) as they happen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from typing import Any, NamedTuple
+
+from agentlab import errors
+from agentlab.history import as_dict
+from agentlab.i18n import t
+from agentlab.secrets import remember
+from agentlab.tools.base import ToolInputError, tool_table
+from agentlab.tools.policy import Verdict, as_verdict, describe_call
+
+__all__ = ["Event", "drive", "error_result", "requested", "run_one", "stopped_call", "table"]
+
+
+class Event(NamedTuple):
+    """One step of the loop, as ``loop.steps`` yields it: a kind and its data.
+
+    ``kind`` is one of: stage, request, text, response, append, decision,
+    approval, tool_start, tool_end, results, error, done (and reset, from a stepper).
+    """
+
+    kind: str
+    data: dict[str, Any]
+
+
+def get(obj: Any, key: str) -> Any:
+    """``obj[key]`` for a block a student wrote as a dict, ``obj.key`` for the SDK's."""
+    return obj.get(key) if type(obj) is dict else getattr(obj, key, None)
+
+
+def requested(
+    client: Any, body: dict[str, Any], stream: bool, first: bool = True
+) -> Generator[Event, Any, Any]:
+    """Stage 1 in the loop: the request, its streamed text as events. A failed request
+    yields an ``error`` event (send True to try again), then raises RequestError."""
+    if first:  # the client's key is redacted from every saved history (agentlab.secrets)
+        remember(client)
+    while True:
+        try:
+            if not stream:
+                return client.messages.create(**body)
+            with client.messages.stream(**body) as s:
+                for text in s.text_stream:
+                    yield Event("text", {"text": text})
+                return s.get_final_message()
+        except Exception as e:
+            if not errors.is_request_failure(e):
+                raise
+            error = errors.RequestError(errors.explain_error(e), e)
+        if not (yield Event("error", {"error": error})):
+            raise error from error.cause
+
+
+def table(tools: Any) -> dict[str, Any]:
+    """Name -> Tool for ``tools`` (a table already, a list, or None: the lesson's bash)."""
+    return tools if isinstance(tools, dict) else tool_table(with_default(tools))
+
+
+def with_default(tools: Any) -> Any:
+    from agentlab.tools import bash  # the lesson's one tool, by default
+
+    return [bash] if tools is None else tools
+
+
+def drive(
+    run: Generator[Event, Any, list[dict[str, Any]]],
+    on_event: Callable[[Event], None] | None,
+    audit: list[dict[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    """Run stage 3's steps to the end for ``execute``: its events to ``on_event``, one
+    audit record per call (a call Ctrl-C stopped too), and its results."""
+    running = None
+    try:
+        while True:
+            event = next(run)
+            running = event.data if event.kind == "tool_start" else running
+            if event.kind == "tool_end" and audit is not None:
+                audit.append({k: v for k, v in event.data.items() if k != "tool_use"})
+            if on_event is not None:
+                on_event(event)
+    except StopIteration as end:
+        return end.value
+    except errors.Interrupted:
+        if running is not None:  # the call that was running counts too, as what really started
+            record = stopped_call(running)
+            if audit is not None:
+                audit.append(record)
+            if on_event is not None:
+                on_event(Event("tool_end", {"tool_use": running["tool_use"], **record}))
+        raise
+
+
+_APPROVED = Verdict.approve()  # no approve callback: every call may run
+
+
+def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, Any, dict]:
+    """Run one call; return its ``tool_result``. A driver may answer the ``approval``
+    step with ``send(verdict)``; otherwise ``approve(use)`` is asked."""
+    uid, name, tool_input = get(use, "id"), get(use, "name"), get(use, "input")
+    tool = table.get(name)
+    if tool is None:
+        return error_result(
+            uid, t("result.unknown_tool", name=name, names=", ".join(table) or "none")
+        )
+    if tool.fn is None:
+        return error_result(uid, t("result.no_impl", name=name))
+    verdict = _APPROVED
+    if approve is not None:
+        answer = yield Event("approval", {"tool_use": use})
+        verdict = as_verdict(approve(use) if answer is None else answer)
+        if verdict.action == "deny":
+            denied = {"reason": verdict.reason, "duration": 0.0}
+            yield Event("tool_end", {**_record(use, tool_input, "denied", True), **denied})
+            said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
+            return error_result(uid, t(said, reason=verdict.reason or t("result.denied_default")))
+        if verdict.action == "edit" and verdict.input is not None:
+            tool_input = verdict.input
+    edited, start, out = verdict.action == "edit", time.monotonic(), None
+    yield Event("tool_start", {"tool_use": use, "input": tool_input, "edited": edited, "at": start})
+    try:
+        out = tool.run(tool_input)
+        content, is_error = (out, False) if type(out) is str and out else _content(out)
+    except ToolInputError as e:
+        content, is_error = t("result.bad_input", name=name, error=e), True
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
+        content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
+    ran = _record(use, tool_input, "edited" if edited else "approved", is_error)
+    ran["duration"] = time.monotonic() - start
+    if type(out) is not str:  # what a BashResult adds
+        ran["exit_code"] = getattr(out, "exit_code", None)
+        ran["truncated"] = getattr(out, "truncated", False)
+        ran["timed_out"] = getattr(out, "timed_out", False)
+    yield Event("tool_end", ran)
+    if edited:  # tell the model what really ran
+        note = t("result.edited", input=describe_call({"name": name, "input": tool_input}))
+        text = {"type": "text", "text": note}
+        content = f"{note}\n{content}" if isinstance(content, str) else [text, *content]
+    if is_error:
+        return {"type": "tool_result", "tool_use_id": uid, "content": content, "is_error": True}
+    return {"type": "tool_result", "tool_use_id": uid, "content": content}
+
+
+def stopped_call(started: dict[str, Any]) -> dict[str, Any]:
+    """The record of a call Ctrl-C stopped, from its ``tool_start`` event's data."""
+    record = _record(started["tool_use"], started["input"], "interrupted", True)
+    del record["tool_use"]
+    return {**record, "edited": started["edited"], "duration": time.monotonic() - started["at"]}
+
+
+def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
+
+
+def _record(use: Any, tool_input: Any, verdict: str, is_error: bool) -> dict[str, Any]:
+    """What became of one call (the audit keeps it; the ``tool_end`` event carries it)."""
+    called = {"tool_use": use, "tool_use_id": get(use, "id"), "name": get(use, "name")}
+    return {**called, "input": tool_input, "verdict": verdict, "is_error": is_error}
+
+
+def _content(out: Any) -> tuple[Any, bool]:
+    """A tool's return value as tool_result content, and whether it is an error."""
+    if isinstance(out, str):
+        return out or "(empty output)", False
+    if hasattr(out, "exit_code") and hasattr(out, "output"):  # a BashResult
+        return str(out.output), out.exit_code != 0
+    if isinstance(out, list):  # content blocks (text, image)
+        return as_dict(out), False
+    return ("(no output)" if out is None else str(out)), False

@@ -1,0 +1,108 @@
+"""The series' harness pieces: the todo list with its reminder, and the task tool."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlab.exercises import check
+from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
+from agentlab.history import validate
+from agentlab.tools.base import Tool
+from agentlab.tools.task import NO_SUMMARY, subagent, task_tool
+from agentlab.tools.todo import (
+    MAX_ITEMS,
+    REMINDER,
+    TodoList,
+    todo_tool,
+    update_items,
+    with_reminder,
+)
+
+FAST = 0.5
+
+
+def test_the_harness_pieces_pass_the_exercises_own_checkers():
+    assert check("todo_update", update_items, timeout=FAST).passed
+    assert check("todo_reminder", with_reminder, timeout=FAST).passed
+
+
+def test_the_todo_tool_keeps_the_plan_outside_the_messages():
+    todos = TodoList()
+    todo = todo_tool(todos)
+    assert isinstance(todo, Tool) and todo.definition["name"] == "todo"
+    assert todo.run({"text": "Read agent.py"}) == "[ ] 1. Read agent.py"
+    todo.run({"text": "Count its lines"})
+    assert todo.run({"id": "1", "status": "in_progress"}).splitlines()[0] == "[>] 1. Read agent.py"
+    with pytest.raises(ValueError, match="already in progress"):
+        todo.run({"id": "2", "status": "in_progress"})
+    with pytest.raises(ValueError, match="no item with id '9'"):
+        todo.run({"id": "9", "status": "completed"})
+    with pytest.raises(ValueError, match="unknown status 'done'"):
+        todo.run({"id": "1", "status": "done"})
+    assert [i["status"] for i in todos.items] == [
+        "in_progress",
+        "pending",
+    ]  # refusals changed nothing
+    for k in range(MAX_ITEMS - 2):
+        todos.update({"text": f"step {k}"})
+    with pytest.raises(ValueError, match="full"):
+        todos.update({"text": "one too many"})
+    assert len(todos.items) == MAX_ITEMS
+
+
+def test_the_reminder_comes_after_the_results_and_the_api_would_refuse_it_before():
+    # "tool_result blocks must come FIRST in the content array" (Anthropic docs,
+    # Implement tool use, docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)
+    call = {"type": "tool_use", "id": "toolu_01Ls", "name": "bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_01Ls", "content": "README.md"}
+    head = [{"role": "user", "content": "Plan it."}, {"role": "assistant", "content": [call]}]
+    assert with_reminder([result], 2) == [result]
+    content = with_reminder([result], 3)
+    assert content == [result, {"type": "text", "text": REMINDER}]
+    assert validate([*head, {"role": "user", "content": content}]) == []
+    backwards = [content[1], content[0]]
+    problems = validate([*head, {"role": "user", "content": backwards}])
+    assert problems and problems[0].rule == "results_first"
+
+
+def bash_tool() -> tuple[Tool, list[str]]:
+    ran: list[str] = []
+
+    def run(command: str) -> str:
+        ran.append(command)
+        return f"(output of {command})"
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    return Tool("bash", "Run a command.", schema, run), ran
+
+
+def test_a_subagent_runs_on_a_fresh_history_without_task_and_returns_its_final_text():
+    bash, ran = bash_tool()
+    client = ScriptedClient(
+        [
+            make_message([text("Let me look."), tool_use("bash", {"command": "cat agent.py"})]),
+            make_message("agent.py runs the loop."),
+        ]
+    )
+    tools: list[object] = [bash]
+    task = task_tool(client, tools)
+    tools.append(task)  # the parent has task; the child gets the list without it
+    assert task.run({"prompt": "What does agent.py do?"}) == "agent.py runs the loop."
+    assert ran == ["cat agent.py"]
+    first = client.requests[0]
+    assert first["messages"] == [{"role": "user", "content": "What does agent.py do?"}]
+    assert all([t["name"] for t in r["tools"]] == ["bash"] for r in client.requests)
+
+
+def test_a_subagent_stops_at_its_round_limit_and_says_when_it_has_no_summary():
+    bash, ran = bash_tool()
+
+    def endless(params):
+        n = len(params["messages"])
+        return make_message([tool_use("bash", {"command": "ls"}, id=f"toolu_01E{n:03d}")])
+
+    client = ScriptedClient(endless)
+    assert subagent(client, "Look around.", [bash], max_rounds=4) == NO_SUMMARY
+    assert len(client.requests) == 4 and len(ran) <= 4
+    quiet = ScriptedClient([make_message([], "end_turn")])
+    assert subagent(quiet, "Say nothing.", [bash]) == NO_SUMMARY
