@@ -95,6 +95,11 @@ def _retries(exc: BaseException) -> str:
     return t("error.retried", n=n) if n > 0 else ""
 
 
+# How the advice names the offline demo model: a Python call by default; the ``agentlab``
+# command sets its own flag here, so a terminal user is told what to type there.
+offline_advice = "agentlab.connect(offline=True)"
+
+
 def explain_error(exc: BaseException) -> str:
     """One or two plain sentences for an exception raised by ``client.messages.create``."""
     import anthropic
@@ -105,7 +110,7 @@ def explain_error(exc: BaseException) -> str:
     if isinstance(exc, anthropic.APITimeoutError):
         return t("error.timeout", retried=retried)
     if isinstance(exc, anthropic.APIConnectionError):
-        return t("error.connection", retried=retried)
+        return t("error.connection", retried=retried, offline=offline_advice)
     if not isinstance(exc, anthropic.APIError) and is_request_failure(exc):
         return t("error.stream_cut", msg=msg)
     if status == 200:  # an error event in the middle of a stream
@@ -121,7 +126,7 @@ def explain_error(exc: BaseException) -> str:
     if found is not None:
         return t("error.400", msg=msg, retried=retried) + "\n" + _thinking_hint(exc, found)
     if status in (400, 401, 403, 404, 413, 429, 529):
-        return t(f"error.{status}", msg=msg, retried=retried)
+        return t(f"error.{status}", msg=msg, retried=retried, offline=offline_advice)
     if isinstance(status, int) and status >= 500:
         return t("error.5xx", status=status, msg=msg, retried=retried)
     return t("error.other", name=type(exc).__name__, msg=msg)

@@ -228,3 +228,38 @@ def test_a_bad_command_line_is_one_line_and_exit_2(argv, line):
     )
     assert out.returncode == 2
     assert out.stderr.strip() == line and out.stdout == ""
+
+
+def test_advice_from_the_command_names_its_flag_not_a_python_call(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "x"}
+    out = subprocess.run(
+        [sys.executable, "-m", "agentlab", "run", "--yes", "List the files"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    said = out.stdout + out.stderr
+    assert out.returncode == 2 and "Could not reach the API server" in said
+    assert "agentlab run --offline" in said and "connect(offline=True)" not in said
+    assert "Traceback" not in said
+
+
+def test_advice_in_python_names_the_python_call():
+    import socket
+
+    import anthropic
+
+    from agentlab.errors import explain_error
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = anthropic.Anthropic(api_key="x", base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    with pytest.raises(anthropic.APIConnectionError) as caught:
+        client.messages.create(
+            model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert "agentlab.connect(offline=True)" in explain_error(caught.value)

@@ -199,7 +199,7 @@ def test_lesson_one_has_student_cells_checked_on_the_spot_and_does_not_give_the_
         outputs = code[i + 1].get("outputs", [])  # the saved run: a report on the stub, no error
         assert outputs and not any(o["output_type"] == "error" for o in outputs)
     programs = "\n".join(source(c) for c in code)
-    assert "while True:" not in programs  # exercise 6 asks for the loop from memory
+    assert not re.search(r"^\s*while True:", programs, re.M)  # exercise 6: from memory
     assert "<details>" not in "\n".join(source(c) for c in lesson)  # no answer a click away
     lessons_own = "\n".join(source(c) for i, c in enumerate(code) if i not in students)
     # the lesson's own cells never call the student's functions, so a stub breaks nothing
@@ -225,6 +225,8 @@ def test_lesson_one_builds_the_loop_before_it_shows_a_thinking_block():
         line for c in lesson if c["cell_type"] == "markdown" for line in source(c).splitlines()
     ]
     assert sum("| `stop_reason` |" in line for line in lines) == 1  # one table of stop reasons
+    core = next(c for c in lesson if "inspect.getsource(steps)" in source(c))  # the core's loop
+    assert printed(core).lstrip().startswith("while True:") and "# 2. decide" in printed(core)
 
 
 def test_lesson_two_keeps_a_snapshot_after_each_stage():

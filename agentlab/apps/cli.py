@@ -177,6 +177,17 @@ def _confirm(console: Any, read: Any = input) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``agentlab run``: the loop on one task, each turn printed as it happens."""
+    from agentlab import errors
+
+    previous, errors.offline_advice = errors.offline_advice, "agentlab run --offline"
+    try:  # while it runs, advice names this command's flag, not a Python call
+        return _run(args)
+    finally:
+        errors.offline_advice = previous
+
+
+def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.text import Text
 
