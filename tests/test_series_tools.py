@@ -51,8 +51,8 @@ def test_the_todo_tool_keeps_the_plan_outside_the_messages():
 
 
 def test_the_reminder_comes_after_the_results_and_the_api_would_refuse_it_before():
-    # "tool_result blocks must come FIRST in the content array" (Anthropic docs,
-    # Implement tool use, docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)
+    # tool_result blocks first in the user message, any text after them (Anthropic docs,
+    # Implement tool use, docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use, 2026)
     call = {"type": "tool_use", "id": "toolu_01Ls", "name": "bash", "input": {"command": "ls"}}
     result = {"type": "tool_result", "tool_use_id": "toolu_01Ls", "content": "README.md"}
     head = [{"role": "user", "content": "Plan it."}, {"role": "assistant", "content": [call]}]

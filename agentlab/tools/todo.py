@@ -10,9 +10,9 @@ exist (a refused update changes nothing and comes back as an error result).
 When the model goes ``REMIND_AFTER`` rounds without calling ``todo``,
 ``with_reminder`` adds a short text block to the next user message, *after*
 its ``tool_result`` blocks: a user message that answers tool calls must begin
-with them ("tool_result blocks must come FIRST in the content array", Anthropic
-docs, *Implement tool use*, docs.anthropic.com/en/docs/agents-and-tools/tool-use/
-implement-tool-use, read 2026-12), so a reminder before them is refused.
+with them, any text after them (Anthropic docs, *Implement tool use*,
+docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use, 2026),
+so a reminder before them is refused.
 """
 
 from __future__ import annotations
