@@ -842,6 +842,12 @@ def gives_the_child_task(client, prompt, tools):
     return _words(_child(client, [{"role": "user", "content": prompt}], tools))
 
 
+@wrong("subagent", "answers_at_once", "no_task")
+def takes_task_out_of_the_parents_tools(client, prompt, tools):
+    tools.pop("task")  # the child has no task now, and neither has the parent
+    return _words(_child(client, [{"role": "user", "content": prompt}], tools))
+
+
 @wrong("subagent", "answers_at_once", "final_text")
 def returns_the_whole_child_history(client, prompt, tools):
     history = [{"role": "user", "content": prompt}]

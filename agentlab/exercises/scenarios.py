@@ -345,9 +345,11 @@ def _restore(arg: Any, state: Any) -> None:
     elif _tool_table(arg):
         if not isinstance(state, dict):
             raise TypeError("the checked process sent the tools in the wrong shape")
-        for name, pair in arg.items():
+        for name, pair in list(arg.items()):
             if name in state:
                 _restore(pair[-1], state[name])
+            else:  # the function took it out of the caller's table
+                del arg[name]
 
 
 def _tool_table(arg: Any) -> bool:

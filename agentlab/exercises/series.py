@@ -280,6 +280,7 @@ def _subagent(
         limit = len(script) if isinstance(script, list) else requests
         client = ExerciseClient(script, limit=limit)
         tools = child_tools()
+        bash, task = tools["bash"][1], tools["task"][1]
         outcome = trial.run(client, PROMPT, tools)
         if twice is not None and outcome.error is None and not outcome.timed_out:
             outcome = trial.run(client, twice[0], tools)
@@ -310,13 +311,19 @@ def _subagent(
                 trial.fail(
                     t("ex.expect.no_task"), t("ex.happened.tools", value=show(names)), "no_task"
                 )
-        if tools["task"][1].calls:
+        if sorted(tools) != ["bash", "task"]:
+            trial.fail(
+                t("ex.expect.tools_kept"),
+                t("ex.happened.tools_changed", value=show(sorted(tools))),
+                "no_task",
+            )
+        if task.calls:
             trial.fail(t("ex.expect.no_task"), t("ex.happened.task_ran"), "no_task")
         if client.rejected:
             trial.fail(
                 t("ex.expect.valid_history"), t("ex.happened.api", error=client.rejected[0]), "loop"
             )
-        ran = [c.get("command") if isinstance(c, dict) else c for c in tools["bash"][1].calls]
+        ran = [c.get("command") if isinstance(c, dict) else c for c in bash.calls]
         if ran != commands:
             trial.fail(
                 t("ex.expect.ran", value=show(commands)),
