@@ -63,7 +63,9 @@ def test_a_word_to_avoid_is_found_alone_but_not_inside_a_name():
         misused(key, "notebooks/zh/03_x.ipynb c1", 'Anthropic(api_key="t"); max(xs, key=len)') == []
     )
     assert misused(key, "somewhere/else.md", "设置了 key 时") == ["key"]  # everywhere now
-    assert misused(key, "docs/x.zh.md", "## 密钥 {#the-api-key}") == []  # an anchor is a link target
+    assert (
+        misused(key, "docs/x.zh.md", "## 密钥 {#the-api-key}") == []
+    )  # an anchor is a link target
     limited = {**key, "only": ["notebooks/zh/03"]}
     assert misused(limited, "somewhere/else.md", "设置了 key 时") == []  # outside its "only"
 
