@@ -30,7 +30,7 @@ from typing import Any
 
 from agentlab import models
 from agentlab.fakeapi import thinking
-from agentlab.history import as_dict, blocks, check_at, misplaced_system, validate
+from agentlab.history import as_dict, blocks, cache_points, check_at, misplaced_system, validate
 
 __all__ = [
     "SDK_API_VERSION",
@@ -138,6 +138,11 @@ def check_request(
     if "messages" in params:
         errors += _history(messages, info, seen, bool(params.get("thread")), paused)
     errors += _tools(params.get("tools"))
+    tools, system = params.get("tools"), params.get("system")
+    marked = [b for b in [*(tools or []), *(system if isinstance(system, list) else [])]
+              if isinstance(b, Mapping) and "cache_control" in b]  # fmt: skip
+    if marked and isinstance(messages, list):  # with the messages' own, at most four in all
+        errors += [str(p) for p in cache_points(messages, tools, system)]
     if isinstance(messages, list) and messages:  # thinking blocks: unchanged, and not dropped
         since = len(seen) if seen and _extends(messages, seen) else 0
         errors += thinking.check(params, since=since, thought=thought)

@@ -323,6 +323,16 @@ CASES = [
          "A maximum of 4 blocks with cache_control may be provided. Found 5.",
          "github.com/griffinmartin/opencode-claude-auth/issues/121 (the live API's 400, "
          "2026-04-03)"),
+    Case("five cache_control blocks across tools, system and messages", req(
+        tools=[{**TOOL, "cache_control": {"type": "ephemeral"}}],
+        system=[{"type": "text", "text": f"rule {n}", "cache_control": {"type": "ephemeral"}}
+                for n in range(2)],
+        messages=[{"role": "user", "content": [
+            {"type": "text", "text": f"part {n}", "cache_control": {"type": "ephemeral"}}
+            for n in range(2)]}]), 400,
+         "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+         "github.com/VicBilibily/GCMP/pull/83 (tools, system and messages counted together; "
+         "the live API's 400, 2026-02-16)"),
     Case("a tool exchange answered in order", req(tools=[TOOL], messages=[
         USER, {"role": "assistant", "content": [USE]}, {"role": "user", "content": [RESULT]}]),
          200, None, TOOL_USE),
