@@ -171,3 +171,41 @@ def test_the_approval_panel_shows_every_character_it_asks_about(
     assert box["x"] <= end[0] <= box["x"] + box["width"], (end, box)
     assert box["y"] <= end[1] <= box["y"] + box["height"], (end, box)
     expect(approval.get_by_role("button", name="Approve")).to_be_visible()
+
+
+# Lesson 02 keeps a still picture of the view after each stage (``HTML(view._repr_html_())``):
+# what the picture shows must be what the live view draws at that stage.
+SNAPSHOT_CELL = """\
+from IPython.display import HTML, display
+v{k} = al.LoopView(al.AgentLoop(ScriptedClient([[text("Let me look."), tool_use("bash", {{"command": "ls"}})], "Done."]),
+                   "List the files.", tools=[al.bash_tool(cwd=workdir)]))
+for _ in range({k}):
+    v{k}.next_stage()
+display(v{k})
+display(HTML(v{k}._repr_html_()))
+"""
+
+# The parts of a view that say what happened: the line of what the stage did, the decision,
+# the results-ready panel, every card of the history, and the pairs table.
+PARTS = [".al-did", ".al-decision", ".al-panel", ".al-card", ".al-pairs tr"]
+
+READ = """(area, parts) => parts.map(sel => Array.from(area.querySelectorAll(sel))
+    .filter(e => e.offsetParent !== null || sel === ".al-card")
+    .map(e => e.innerText.replace(/\\s+/g, " ").trim()))"""
+
+
+@pytest.mark.parametrize("stages", [0, 1, 2, 3, 4])
+def test_a_saved_snapshot_shows_what_the_live_view_draws(lab: Any, page: Any, stages: int) -> None:
+    from playwright.sync_api import expect
+
+    panel = lab.run_cells(page, f"snap{stages}.ipynb", [PRELUDE, SNAPSHOT_CELL.format(k=stages)])
+    outputs = panel.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")
+    expect(outputs).to_have_count(2, timeout=FIRST_REQUEST)
+    live, still = outputs.nth(0), outputs.nth(1)
+    expect(live.locator(".al-loop")).to_have_count(1, timeout=FIRST_REQUEST)
+    expect(still.locator(".al-loop, .al-card").first).to_be_attached()
+    seen_live = live.evaluate(READ, PARTS)
+    seen_still = still.evaluate(READ, PARTS)
+    for selector, a, b in zip(PARTS, seen_live, seen_still):
+        assert a == b, (stages, selector, a, b)
+    assert any(seen_live), "the view drew nothing to compare"
