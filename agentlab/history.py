@@ -457,11 +457,8 @@ def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None)
         for b in blocks(message) if isinstance(message, Mapping) else []:
             found += "cache_control" in b
             inner = b.get("content") if b.get("type") == "tool_result" else None
-            found += sum(
-                isinstance(x, Mapping) and "cache_control" in x
-                for x in inner or []
-                if not isinstance(inner, str)
-            )
+            if isinstance(inner, list):  # a tool result's own blocks (not a string, not junk)
+                found += sum(isinstance(x, Mapping) and "cache_control" in x for x in inner)
     if found <= MAX_CACHE_POINTS:
         return []
     text = (

@@ -790,3 +790,12 @@ def test_more_than_four_cache_control_blocks_are_refused_in_the_apis_words():
     ]
     tool = {"name": "t", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}
     assert "Found 5." in str(cache_points(four, tools=[tool])[0])  # tools count too
+
+
+def test_a_tool_result_with_junk_content_is_reported_not_raised():
+    # found by hypothesis (test_property): the cache_control count read a bool as a list
+    history = [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": True}]}
+    ]
+    found = [p.message for p in validate(history)]
+    assert "messages.0.content.0.tool_result.content: Input should be a valid list" in found
