@@ -194,18 +194,20 @@ READ = """(area, parts) => parts.map(sel => Array.from(area.querySelectorAll(sel
     .map(e => e.innerText.replace(/\\s+/g, " ").trim()))"""
 
 
-@pytest.mark.parametrize("stages", [0, 1, 2, 3, 4])
-def test_a_saved_snapshot_shows_what_the_live_view_draws(lab: Any, page: Any, stages: int) -> None:
+def test_a_saved_snapshot_shows_what_the_live_view_draws(lab: Any, page: Any) -> None:
     from playwright.sync_api import expect
 
-    panel = lab.run_cells(page, f"snap{stages}.ipynb", [PRELUDE, SNAPSHOT_CELL.format(k=stages)])
-    outputs = panel.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")
-    expect(outputs).to_have_count(2, timeout=FIRST_REQUEST)
-    live, still = outputs.nth(0), outputs.nth(1)
-    expect(live.locator(".al-loop")).to_have_count(1, timeout=FIRST_REQUEST)
-    expect(still.locator(".al-loop, .al-card").first).to_be_attached()
-    seen_live = live.evaluate(READ, PARTS)
-    seen_still = still.evaluate(READ, PARTS)
-    for selector, a, b in zip(PARTS, seen_live, seen_still):
-        assert a == b, (stages, selector, a, b)
-    assert any(seen_live), "the view drew nothing to compare"
+    stages = range(5)  # one cell per stage: a view stepped that far, then its still picture
+    cells = [PRELUDE] + [SNAPSHOT_CELL.format(k=k) for k in stages]
+    panel = lab.run_cells(page, "snapshots.ipynb", cells)
+    for k in stages:
+        outputs = panel.locator(".jp-Cell").nth(k + 1).locator(".jp-OutputArea-output")
+        expect(outputs).to_have_count(2, timeout=FIRST_REQUEST)
+        live, still = outputs.nth(0), outputs.nth(1)
+        expect(live.locator(".al-loop")).to_have_count(1, timeout=FIRST_REQUEST)
+        expect(still.locator(".al-card").first).to_be_attached()
+        seen_live = live.evaluate(READ, PARTS)
+        seen_still = still.evaluate(READ, PARTS)
+        for selector, a, b in zip(PARTS, seen_live, seen_still):
+            assert a == b, (k, selector, a, b)
+        assert any(seen_live), "the view drew nothing to compare"
