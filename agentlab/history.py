@@ -654,6 +654,13 @@ def tool_calls(message: Any) -> list[dict[str, Any]]:
     return [b for b in blocks(message) if b.get("type") == "tool_use"]
 
 
+def ends_on_answer(messages: Sequence[Any]) -> bool:
+    """Whether the history ends on the model's answer (an assistant message with no tool
+    call): sending it again would be a prefill."""
+    last = messages[-1] if messages else None
+    return isinstance(last, dict) and _role(last) == "assistant" and not tool_calls(last)
+
+
 # --------------------------------------------------------------------------
 # A run of the loop: its history and how it ended
 # --------------------------------------------------------------------------

@@ -16,11 +16,10 @@ Read it beside the lesson's loop; ``steps`` at the end is that loop, line for li
                                     "content": output})
             messages.append({"role": "user", "content": results})  # 4. append
 
-The model decides; the harness executes. Only ``decide`` saying ``execute``
-ever leads to a tool running, and every ``tool_use`` gets exactly one
-``tool_result``, so the history stays one the API accepts. ``steps`` yields
-an ``Event`` after each step: ``agent_loop`` runs it to the end, ``AgentLoop``
-(agentlab/stepper.py) one stage at a time.
+The model decides; the harness executes: only ``decide`` saying ``execute`` runs a tool,
+and every ``tool_use`` gets exactly one ``tool_result``, so the API accepts the history.
+``steps`` yields an ``Event`` after each step: ``agent_loop`` runs it to the end,
+``AgentLoop`` (agentlab/stepper.py) one stage at a time.
 """
 
 from __future__ import annotations
@@ -33,17 +32,17 @@ from agentlab.errors import Interrupted
 from agentlab.harness import Event, error_result, get, run_one
 from agentlab.history import LoopResult
 from agentlab.i18n import t
-from agentlab.models import DEFAULT_MODEL  # the default model comes from models.json
+from agentlab.models import DEFAULT_MODEL
 from agentlab.secrets import remember
 from agentlab.tools.base import tool_params
+from agentlab.tools.todo import TodoList, todo_tool
 from agentlab.usage import over_budget
 
 if TYPE_CHECKING:
     from anthropic.types import Message, ToolUseBlock
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_MODEL", "DEFAULT_SYSTEM", "Decision", "Event", "steps"]
-__all__ += ["Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute", "request"]
-__all__ += ["not_run"]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM", "Decision", "Event", "request", "steps"]
+__all__ += ["Interrupted", "LoopResult", "agent_loop", "append", "decide", "execute", "not_run"]
 
 DEFAULT_MAX_TOKENS = 8000  # as in the lesson
 DEFAULT_SYSTEM = (
@@ -202,23 +201,22 @@ def steps(
     budget: Callable[[LoopResult], str] | None = None,
     stream: bool = False,
     run: LoopResult | None = None,
+    todos: TodoList | None = None,
     **options: Any,
 ) -> Generator[Event, Any, Any]:
     """The lesson's loop, one step at a time: ``for event in steps(messages, client): ...``.
 
     Changes ``messages`` in place; the last event is ``done``, holding the LoopResult.
-    ``budget(run)`` names a budget used up ("": none); ``run`` carries on a run."""
+    ``budget(run)`` names a budget used up ("": none); ``run`` carries on a run.
+    ``todos`` (lesson 06): the ``todo`` tool, and a reminder when the plan goes stale."""
+    if todos is not None:  # lesson 06: the model plans with a todo list the harness keeps
+        tools = [*harness.with_default(tools), todo_tool(todos)]
     table, definitions = harness.table(tools), tool_params(harness.with_default(tools))
     body = _body(messages, system, definitions, options.pop("cache", False), options)
     run = run or LoopResult(messages, start=max(0, len(messages) - 1), model=body["model"])
     start, stage, results = len(messages), "request", list[Any]()
     try:
-        last = messages[-1] if messages else None
-        if (
-            isinstance(last, dict)
-            and last.get("role") == "assistant"
-            and not history.tool_calls(last)
-        ):
+        if history.ends_on_answer(messages):
             # harness: the history ends on the model's answer; sending it would be a prefill,
             # which models such as claude-sonnet-5-5 refuse (the Sonnet 5.5 migration guide)
             return (yield _done(run, "model", t("loop.start.answered")))
@@ -230,9 +228,8 @@ def steps(
             stage, results = "request", []
             yield _STAGE[stage]
             yield Event("request", {"turn": run.turns + 1})
-            response = yield from harness.requested(
-                client, body, stream, not run.turns
-            )  # 1. request
+            first = not run.turns
+            response = yield from harness.requested(client, body, stream, first)  # 1. request
             run.turns, run.stop_reason = run.turns + 1, response.stop_reason
             run.replies_usage.append(response.usage)
             run.model = getattr(client, "demo_model", None) or response.model
@@ -255,13 +252,15 @@ def steps(
                 return (yield _done(run, "model", decision.explanation))
             stage = "append"
             yield _STAGE[stage]
+            if todos is not None:  # lesson 06: a reminder of the plan, after the results
+                results = todos.after_round(decision.tool_uses, results)
+                if todos.reminded:
+                    yield Event("reminder", {"text": results[-1]["text"]})
             append(messages, results)  # 4. append
             yield Event("append", {"message": messages[-1], "index": len(messages) - 1})
             if decision.action != "execute":
                 return (yield _done(run, "model", decision.explanation))
-    except GeneratorExit:  # closed by its driver: nothing more to do
-        raise
-    except BaseException as e:  # harness: Ctrl-C or an error leaves every tool call answered
+    except (Exception, KeyboardInterrupt) as e:  # harness: Ctrl-C or an error: calls answered
         raise _answer_pending(messages, start, e, stage, results) from None
 
 

@@ -106,3 +106,32 @@ def test_a_subagent_stops_at_its_round_limit_and_says_when_it_has_no_summary():
     assert len(client.requests) == 4 and len(ran) <= 4
     quiet = ScriptedClient([make_message([], "end_turn")])
     assert subagent(quiet, "Say nothing.", [bash]) == NO_SUMMARY
+
+
+def test_the_loop_given_a_todo_list_offers_the_tool_and_reminds_after_the_results():
+    from agentlab.loop import agent_loop, steps
+
+    bash_call = [tool_use("bash", {"command": "true"})]
+    replies = [
+        [tool_use("todo", {"text": "Look around"})],
+        bash_call,
+        bash_call,
+        bash_call,  # the third round without todo: the reminder is added after its result
+        [tool_use("todo", {"id": "1", "status": "completed"})],
+        "Done.",
+    ]
+    client = ScriptedClient(replies)
+    todos = TodoList()
+    messages: list = [{"role": "user", "content": "Plan, then look around."}]
+    kinds = [e.kind for e in steps(messages, client, todos=todos)]
+    assert kinds.count("reminder") == 1
+    assert [t["name"] for t in client.requests[0]["tools"]] == ["bash", "todo"]
+    reminded = messages[8]["content"]
+    assert [b["type"] for b in reminded] == ["tool_result", "text"]
+    assert reminded[-1]["text"] == REMINDER
+    assert todos.items == [{"id": "1", "text": "Look around", "status": "completed"}]
+    assert todos.rounds_since == 0 and validate(messages) == []
+    # without a todo list the same loop adds nothing
+    plain: list = [{"role": "user", "content": "Look around."}]
+    agent_loop(plain, ScriptedClient([bash_call, bash_call, bash_call, bash_call, "Done."]))
+    assert all(b["type"] == "tool_result" for m in plain[2::2] for b in m["content"])

@@ -558,7 +558,7 @@ def connect(offline: bool = False, *, model: str | None = None, quiet: bool = Fa
     """``anthropic.Anthropic()`` when ``ANTHROPIC_API_KEY`` (or
     ``ANTHROPIC_BASE_URL``) is set, else the offline ``DemoClient``. Says which.
     """
-    from agentlab.loop import DEFAULT_MODEL
+    from agentlab.models import DEFAULT_MODEL
 
     key, url = os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_BASE_URL")
     if offline or not (key or url):

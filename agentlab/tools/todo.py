@@ -71,6 +71,17 @@ class TodoList:
 
     def __init__(self) -> None:
         self.items: list[dict[str, str]] = []
+        self.rounds_since = 0  # rounds since the model last called ``todo``
+        self.reminded = False  # whether the last round's results got the reminder
+
+    def after_round(self, tool_uses: Any, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Count one round (back to 0 when it called ``todo``); return the next user
+        message's content: ``results``, with the reminder after them when it is due."""
+        called = any(_name(use) == "todo" for use in tool_uses)
+        self.rounds_since = 0 if called else self.rounds_since + 1
+        content = with_reminder(results, self.rounds_since)
+        self.reminded = len(content) > len(results)
+        return content
 
     def update(self, update: dict[str, Any]) -> str:
         """Apply one update; return the list as the model will read it."""
@@ -81,6 +92,10 @@ class TodoList:
         marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
         lines = [f"{marks[i['status']]} {i['id']}. {i['text']}" for i in self.items]
         return "\n".join(lines) or "(the list is empty)"
+
+
+def _name(block: Any) -> Any:
+    return block.get("name") if isinstance(block, dict) else getattr(block, "name", None)
 
 
 def todo_tool(todos: TodoList) -> Tool:
