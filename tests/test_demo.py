@@ -651,3 +651,59 @@ def test_which_file_defines_a_name(project, task, name):
     messages = [{"role": "user", "content": task}]
     result = run(messages)
     assert "agent.py" in result.text and f"`{name}`" in result.text
+
+
+@pytest.mark.parametrize(
+    "task, intents",
+    [
+        (PLAN_TASKS["en"], ["list", "lines", "largest"]),
+        ("Make a todo list: count the .py files and find the TODO comments", ["count_files", "search"]),
+        ("Plan this: 1) list the files 2) count the lines of agent.py 3) report the largest file", ["list", "lines", "largest"]),
+        ("Count the files, then count the folders, then show the newest file", ["count_files", "count_folders", "newest"]),
+        ("How many files and folders are here?", ["count_files"]),  # one task: "and" is not split
+        (PLAN_TASKS["zh"], ["list", "lines", "largest"]),
+        ("用待办清单规划：统计文件数量，列出 Python 文件，然后找出最大的文件", ["count_files", "list", "largest"]),
+        ("先规划一下：1. 列出文件 2. 统计 agent.py 的行数 3. 报告最大的文件", ["list", "lines", "largest"]),
+    ],
+)  # fmt: skip
+def test_the_pieces_of_a_task_as_docs_reference_demo_lists_them(task, intents):
+    from agentlab.fakeapi.demo.planning import pieces
+
+    assert [p.intent for _, p in pieces(Task(task))] == intents
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Ask a subagent to count the lines of agent.py and report back",
+        "Investigate which file defines main",
+        "派一个子代理统计 agent.py 的行数，然后告诉我",
+        "让助手找出哪个文件定义了 main",
+    ],
+)
+def test_the_helper_phrasings_in_the_docs_delegate_and_bring_back_the_answer(project, task):
+    client, messages, result = parent_and_child(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [["task"], []]
+    assert "agent.py" in result.text and "(no summary)" not in result.text
+
+
+def test_a_task_tool_by_another_case_with_more_required_fields_gets_them_filled():
+    schema = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"},
+            "prompt": {"type": "string"},
+            "subagent_type": {"type": "string"},
+        },
+        "required": ["description", "prompt", "subagent_type"],
+    }
+    tools = [{"name": "Task", "description": "a helper", "input_schema": schema}]
+    messages = [{"role": "user", "content": HELPER_TASKS["en"]}]
+    (use,) = [
+        b
+        for b in demo_reply({"model": HAIKU, "messages": messages, "tools": tools})
+        if b["type"] == "tool_use"
+    ]
+    assert use["name"] == "Task" and set(use["input"]) == {"description", "prompt", "subagent_type"}
+    assert use["input"]["prompt"].startswith("Find out which file defines main.")
+    assert 0 < len(use["input"]["description"]) <= 60
