@@ -282,7 +282,7 @@ _SUPERLATIVES = {
     "smallest": ("smallest", "tiniest", "最小"),
     "longest": ("longest", "最长"),
     "shortest": ("shortest", "最短"),
-    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近"),
+    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近", "最后修改"),
     "oldest": ("oldest", "最旧", "最早", "最老"),
 }
 
