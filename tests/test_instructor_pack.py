@@ -140,8 +140,13 @@ def test_the_table_goes_between_the_markers(tmp_path):
 def test_timing_some_lessons_keeps_the_rows_of_the_others(tmp_path):
     tl = _time_lessons()
     page = tmp_path / "plan.md"
-    rows = ["| 01_a | 10 | 1 | 2 | c1 (1.0 s) | 3 | 2 |", "| 02_b | 20 | 1 | 2 | c2 (1.0 s) | 3 | 2 |"]
-    page.write_text(f"{tl.START}\n| lesson |\n| --- |\n" + "\n".join(rows) + f"\n\nMeasured\n{tl.END}\n")
+    rows = [
+        "| 01_a | 10 | 1 | 2 | c1 (1.0 s) | 3 | 2 |",
+        "| 02_b | 20 | 1 | 2 | c2 (1.0 s) | 3 | 2 |",
+    ]
+    page.write_text(
+        f"{tl.START}\n| lesson |\n| --- |\n" + "\n".join(rows) + f"\n\nMeasured\n{tl.END}\n"
+    )
     assert tl.other_rows(page, ["02_b"]) == rows[:1]
     new = tl.Timing("02_b", 40, 0, 1, 5.0, "c9 (4.0 s)", 4, 2)
     table = tl.table([new], False, tl.other_rows(page, ["02_b"])).splitlines()
