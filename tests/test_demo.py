@@ -730,3 +730,42 @@ def test_the_report_cuts_long_outputs_and_words_inside_a_piece_are_not_split(pro
 
     newest = pieces(Task("先做计划：找出最后修改的文件，再统计文件数量"))
     assert [p.intent for _, p in newest] == ["newest", "count_files"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Investigate which file in shop/ defines compute_tax.",
+        "调查一下 shop/ 里哪个文件定义了 compute_tax",
+    ],
+)
+def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(project, task):
+    (project / "shop").mkdir()
+    (project / "shop" / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef compute_tax(total):\n    return 0\n"
+    )
+    (project / "compute_tax.py").write_text("def compute_tax():\n    pass\n")  # outside shop/
+    client, messages, result = parent_and_child(task, HAIKU)
+    child = [r for r in client.requests if "task" not in {t["name"] for t in r["tools"]}]
+    (command,) = {
+        b["input"]["command"]
+        for r in child
+        for m in r["messages"]
+        for b in m["content"]
+        if isinstance(m["content"], list) and b["type"] == "tool_use"
+    }
+    assert command.endswith("compute_tax\\b' shop | head -n 20")
+    assert "shop/tax.py" in result.text
+    assert "line 4" in result.text or "第 4 行" in result.text
+
+
+def test_with_two_rounds_of_work_the_list_is_kept_up_to_date_and_no_reminder_fires(project):
+    (project / "test_agent.py").write_text("def test_loop():\n    assert True\n")
+    task = "Find the TODO lines, count the test files, then write a short report."
+    messages, todos, result, events = planned(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [
+        ["todo", "todo"], ["todo"], ["bash"], ["todo", "todo"], ["bash"], ["todo"], []
+    ]  # fmt: skip
+    assert reminded_at(messages) == [] and "reminder" not in [e.kind for e in events]
+    assert [i["status"] for i in todos.items] == ["completed"] * 2
+    assert "1 test file" in result.text and "TODO" in result.text

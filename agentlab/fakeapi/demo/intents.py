@@ -245,8 +245,14 @@ def _defined_name(task: Task) -> str | None:
         m = re.search(pattern, task.text, re.ASCII)
         if m and m.group(1).lower() not in _NOT_NAMES:
             return m.group(1)
-    if task.language == "zh":
-        names = [w for w in _IDENT.findall(task.text) if w.lower() not in _NOT_NAMES]
+    if task.language == "zh":  # the name after 定义, else the first that is not a folder
+        after = _IDENT.findall(task.rest_after("定义了", "定义") or "")
+        if after and after[0].lower() not in _NOT_NAMES:
+            return after[0]
+        names = [
+            m.group() for m in _IDENT.finditer(task.text) if task.text[m.end() : m.end() + 1] != "/"
+        ]
+        names = [w for w in names if w.lower() not in _NOT_NAMES]
         return names[0] if names else None
     return None
 
@@ -255,7 +261,7 @@ def plan_defines(task: Task, _listed: str | None) -> Plan | None:
     name = _defined_name(task)
     if name is None:
         return None
-    where = " ".join(q(f) for f in task.files) or "."
+    where = " ".join(q(f) for f in task.files) or q(_folder(task) or ".")
     pattern = f"^[[:space:]]*((async[[:space:]]+)?def|class|function|func|fn)[[:space:]]+{name}\\b"
     skip = "--exclude-dir=.git --exclude-dir=.ipynb_checkpoints"
     cmd = f"grep -rnE {skip} {q(pattern)} {where} | head -n {SHOWN_LINES}"
@@ -314,6 +320,8 @@ def _folder(task: Task) -> str | None:
     if m and m.group(1).lower() not in _NOT_FOLDERS:
         return m.group(1)
     m = re.search(r"([\w.-]+)\s*(?:目录|文件夹)", task.text, re.ASCII)
+    if m is None and task.language == "zh":  # "shop/ 里": a name written with its slash
+        m = re.search(r"(?<![\w./])([\w.-]+)/(?![\w.])", task.text, re.ASCII)
     return m.group(1) if m else None
 
 
@@ -414,12 +422,16 @@ def plan_count_files(task: Task, _listed: str | None) -> Plan:
             return say(lang, "files_folders", files=files_n, folders=folders_n, cmd=cmd)
 
         return Plan("count_files", [[folders, files]], both)
+    tests = task.has("test", "tests", "测试")  # "count the test files": names with "test"
     which = f"-name {q('*.' + ext)}" if ext else "-type f"
+    which += f" -name {q('*test*')}" if tests else ""
     cmd = f"find . {which} {HIDDEN} | wc -l"
 
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
         n = _number(s.out) or 0
+        if tests:
+            return say(lang, "test_files", n=n, cmd=s.ran)
         if ext:
             return say(lang, "ext_files", n=n, kind=_kind(lang, ext), cmd=s.ran)
         return say(lang, "files", n=n, cmd=s.ran)
