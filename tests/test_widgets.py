@@ -20,6 +20,7 @@ from agentlab.fakeapi.offline import ScriptedClient, bad_request, text, tool_use
 from agentlab.history import validate
 from agentlab.i18n import set_language, t
 from agentlab.tools import Policy, Tool, bash_tool
+from agentlab.tools.todo import REMINDER, TodoList
 from agentlab.views import HistoryView, LoopView, PairingView, show
 from agentlab.views.history_view import PAGE
 from agentlab.views.render import STYLE, escape
@@ -1274,7 +1275,11 @@ def drawn_parts(view: LoopView) -> list[str]:
         view.history._summary.value,
         *view.history.cards,
     ]
-    for box, inner in ((view.approval, view.approval_info), (view.ended_box, view.ended_info)):
+    for box, inner in (
+        (view.approval, view.approval_info),
+        (view.ended_box, view.ended_info),
+        (view.todo_box, view.todo_box),
+    ):
         if box.layout.display != "none":
             parts.append(inner.value)
     return [p for p in parts if p]
@@ -1375,3 +1380,149 @@ def test_the_approval_panel_shows_the_whole_command_and_warns(
     assert plain_text(code.group(1)) == "$ " + command  # every character, every line
     assert warning in plain_text(panel)
     assert view._repr_html_().count(code.group(0)) == 1
+
+
+# --------------------------------------------------------------------------- the todo panel
+
+
+def planning_loop(tmp_path: Path, first: str = "read the files") -> tuple[al.AgentLoop, TodoList]:
+    """Lesson 06's shape: the model writes a plan, starts it, then goes three rounds
+    without the todo tool (so the harness adds its reminder), then answers."""
+    todos = TodoList()
+    client = ScriptedClient(
+        [
+            [text("A plan first."), tool_use("todo", {"text": first})],
+            [tool_use("todo", {"text": "count them"})],
+            [tool_use("todo", {"id": "1", "status": "in_progress"})],
+            [tool_use("bash", {"command": "echo 1"})],
+            [tool_use("bash", {"command": "echo 2"})],
+            [tool_use("bash", {"command": "echo 3"})],
+            [tool_use("todo", {"id": "1", "status": "completed"})],
+            "Done.",
+        ]
+    )
+    loop = al.AgentLoop(client, "Count the files", tools=[bash_tool(cwd=tmp_path)], todos=todos)
+    return loop, todos
+
+
+def run_rounds(view: LoopView, rounds: int) -> None:
+    for _ in range(rounds):
+        view.run_turn()
+
+
+def test_without_a_todo_list_there_is_no_todo_panel(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.todos is None and view.todo_box.layout.display == "none"
+    view.run_to_end()
+    assert view.todo_box.value == "" and "al-todos" not in view._repr_html_()
+
+
+def test_the_todo_panel_shows_the_plan_as_the_tool_runs(tmp_path: Path) -> None:
+    loop, todos = planning_loop(tmp_path)
+    view = LoopView(loop)
+    assert view.todos is todos and view.todo_box.layout.display != "none"
+    assert "No plan yet" in plain_text(view.todo_box.value)
+    for _ in range(3):  # request, decide, execute
+        view.next_stage()
+    panel = plain_text(view.todo_box.value)  # the tool ran: the panel has it before append
+    assert "○1. read the files" in panel and "to do" in panel and "changed" in panel
+    assert "0 of 1 done" in panel
+    view.next_stage()  # append: the mark of what the call changed goes
+    assert "changed" not in plain_text(view.todo_box.value)
+    run_rounds(view, 2)
+    panel = plain_text(view.todo_box.value)
+    assert "▶1. read the filesin progress" in panel  # a mark and a word, never colour alone
+    assert "○2. count themto do" in panel
+    assert '<li class="al-todo-in_progress">' in view.todo_box.value
+    assert "0 rounds since the last todo call" in panel
+
+
+def test_the_panel_counts_rounds_and_marks_the_reminder_in_panel_and_history(
+    tmp_path: Path,
+) -> None:
+    loop, todos = planning_loop(tmp_path)
+    view = LoopView(loop)
+    run_rounds(view, 5)
+    assert todos.rounds_since == 2 and not todos.reminded
+    panel = plain_text(view.todo_box.value)
+    assert "2 rounds since the last todo call" in panel and "Reminder added" not in panel
+    assert not any("al-reminder" in card for card in view.history.cards)
+    for _ in range(3):
+        view.next_stage()  # request, decide, execute of the third round without todo
+    view.next_stage()  # append: the reminder goes in after the results
+    assert todos.reminded
+    index = len(loop.messages) - 1
+    panel = plain_text(view.todo_box.value)
+    assert "3 rounds since the last todo call" in panel
+    assert f"Reminder added after the tool_results of messages[{index}]:" in panel
+    assert REMINDER in panel
+    assert "al-due" in view.todo_box.value
+    assert "then the reminder" in plain_text(view.did.value)
+    card = view.history.cards[index]
+    assert card.count('class="al-reminder"') == 1
+    reminder_part = card.split('class="al-reminder"')[1]
+    assert REMINDER in plain_text(reminder_part)  # after the results, never before
+    assert '<span class="al-kind">tool_result</span>' not in reminder_part
+    assert [i for i, c in enumerate(view.history.cards) if "al-reminder" in c] == [index]
+    view.run_turn()  # the model updates its plan: the count starts again, the note goes
+    panel = plain_text(view.todo_box.value)
+    assert "0 rounds since" in panel and "Reminder added" not in panel
+    assert "✓1. read the filesdone" in panel and "1 of 2 done" in panel
+    assert "al-reminder" in view.history.cards[index]  # the history keeps it marked
+    html = view._repr_html_()
+    for part in drawn_parts(view):
+        assert part in html, part[:200]
+
+
+def test_the_still_picture_holds_the_todo_panel_and_the_reminder(tmp_path: Path) -> None:
+    loop, _ = planning_loop(tmp_path)
+    view = LoopView(loop)
+    run_rounds(view, 6)
+    html = view._repr_html_()
+    assert view.todo_box.value in html
+    assert "Reminder added after the tool_results" in plain_text(html)
+    assert html.count('class="al-reminder"') == 1
+    left = html.split('<div class="al-left">')[1].split('<div class="al-right">')[0]
+    assert "al-todos" in left  # beside the history, not under it
+
+
+def test_the_todo_panel_escapes_model_text(tmp_path: Path) -> None:
+    loop, _ = planning_loop(tmp_path, first=EVIL)
+    view = LoopView(loop)
+    view.run_turn()
+    assert_inert(view.todo_box.value)
+    assert "&lt;script&gt;alert(" in view.todo_box.value
+    assert_inert(view._repr_html_())
+
+
+def test_reset_clears_the_reminder_note(tmp_path: Path) -> None:
+    loop, _ = planning_loop(tmp_path)
+    view = LoopView(loop)
+    run_rounds(view, 6)
+    assert "Reminder added" in plain_text(view.todo_box.value)
+    view.reset()
+    assert "Reminder added" not in plain_text(view.todo_box.value)
+    assert not any("al-reminder" in c for c in view.history.cards)
+
+
+def test_a_plain_history_marks_the_reminder_by_its_words(tmp_path: Path) -> None:
+    loop, _ = planning_loop(tmp_path)
+    loop.run()
+    assert loop.ended == "model"
+    plain = HistoryView(list(loop.messages))
+    marked = [i for i, c in enumerate(plain.cards) if "al-reminder" in c]
+    assert len(marked) == 1 and marked[0] == 12
+    assert plain._repr_html_().count('class="al-reminder"') == 1
+
+
+def test_chinese_todo_panel(tmp_path: Path) -> None:
+    set_language("zh")
+    try:
+        loop, _ = planning_loop(tmp_path)
+        view = LoopView(loop)
+        view.run_turn()
+        panel = plain_text(view.todo_box.value)
+        assert "计划" in panel and "待办" in panel
+    finally:
+        set_language(None)

@@ -102,6 +102,7 @@ class HistoryView(W.VBox):
         self.selected: str | None = None  # the pinned pair's tool_use id
         self.fresh: int | None = None  # the card the last stage added (see ``mark``)
         self.mark_appends = False  # a LoopView's: each appended card is marked as it comes
+        self._reminders: set[int] = set()  # the loop's reminders (lesson 06), by message index
         self._clear()
         self.rebuild()
         if self.loop is not None:
@@ -192,7 +193,11 @@ class HistoryView(W.VBox):
                 self._show_summary()
             else:
                 self.refresh()
+        elif event.kind == "reminder":  # the next append carries it, after its results
+            self._reminders.add(len(self.messages))
+            self._marks.reminders.add(len(self.messages))
         elif event.kind == "reset":
+            self._reminders.clear()
             self.rebuild()
 
     # -- building cards ---------------------------------------------------------
@@ -202,7 +207,7 @@ class HistoryView(W.VBox):
         self._starts: list[int] = []  # the index of each page's first card
         self._page_of: list[int] = []  # each card's page
         self._seen: list[Any] = []
-        self._marks = Marks(runs_of(self.loop))
+        self._marks = Marks(runs_of(self.loop), self._reminders)
         self.fresh = None
         self.select(None)
 
@@ -260,7 +265,9 @@ class HistoryView(W.VBox):
         return f"{self._slots.value}{self._summary.value}{''.join(self._cards)}"
 
     def _repr_html_(self) -> str:
-        return transcript_html(self.messages, runs=self._marks.runs, fresh=self.fresh)
+        return transcript_html(
+            self.messages, runs=self._marks.runs, fresh=self.fresh, reminders=self._reminders
+        )
 
     def __repr__(self) -> str:
         return f"HistoryView(messages={len(self._cards)}, pairs={len(self._marks.pairs)})"

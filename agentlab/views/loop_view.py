@@ -11,7 +11,10 @@ earlier turns folded) and the table of tool pairs (hover a row, or a result
 waiting to be appended, and its two cards light up: the history's script,
 ``agentlab.views.pins``, with ``anywidget`` installed); **Copy history as JSON**.
 Keys **N** (Next stage) and **T** (Run turn) while the focus is in the view
-(with ``anywidget`` installed, see ``agentlab.views.keys``).
+(with ``anywidget`` installed, see ``agentlab.views.keys``). A loop made with
+``todos=TodoList()`` (lesson 06) gets a **Plan** panel beside the history: the
+list as the harness holds it, the rounds since the last ``todo`` call, and the
+reminder when the harness adds it (marked in the history too).
 
 Layout: two columns (diagram and decision; history) that wrap into one on a
 narrow screen (flex-wrap, no fixed widths). Whatever needs an answer (the
@@ -98,6 +101,7 @@ from agentlab.views.render import (
     section,
     shown,
     tn,
+    todo_html,
     tokens_html,
     totals_html,
 )
@@ -123,6 +127,14 @@ def _preload(module: str) -> None:
 
     # not a daemon: a process that ends mid-import would abort; it waits for the import instead
     threading.Thread(target=load, name="agentlab-preload").start()
+
+
+def todos_of(loop: Any) -> Any:
+    """The loop's ``TodoList`` (``AgentLoop(..., todos=TodoList())``), or None."""
+    todos = getattr(loop, "todos", None)
+    if todos is None:
+        todos = (getattr(loop, "params", None) or {}).get("todos")
+    return todos
 
 
 def _kinds(message: Any, kind: str) -> int:
@@ -272,6 +284,9 @@ class LoopView(W.VBox):
         self.diagram.add_class("al-diagram")
         self.about = W.HTML()
         self.decision = W.HTML(decision_html(loop.decision))
+        # lesson 06: the plan the harness keeps beside the history (with todos= only)
+        self.todos = todos_of(loop)
+        self.todo_box = W.HTML(layout=W.Layout(display="none" if self.todos is None else ""))
         self.tokens = W.HTML()
         # right column: streamed text, results waiting to be appended, history, pairs
         self.stream_box = W.HTML(layout=W.Layout(display="none"))
@@ -311,7 +326,7 @@ class LoopView(W.VBox):
             ),
         )
         left = W.VBox(
-            [self.diagram, self.about, self.decision, self.tokens],
+            [self.diagram, self.about, self.decision, self.todo_box, self.tokens],
             layout=W.Layout(flex="0 1 420px", min_width="0"),
         )
         self.history_title = W.HTML(
@@ -360,6 +375,8 @@ class LoopView(W.VBox):
         self._activity = ""
         self._note = ""  # the status line when idle: stopped, interrupted, failed ...
         self._fresh = ""  # what the last stage added outside the history: "decision", "results"
+        self._todo_before: list[dict[str, str]] | None = None  # the plan as execute began
+        self._reminder: tuple[int, str] | None = None  # the last reminder: (message index, text)
         self._ticker = _Ticker(self._show_elapsed)
         self._in_stage = False  # a stage is running on the main thread, interruptible
         self._main_loop: asyncio.AbstractEventLoop | None = None  # the kernel's, if made in a cell
@@ -368,6 +385,7 @@ class LoopView(W.VBox):
                 self._main_loop = asyncio.get_running_loop()
         loop.subscribe(self._on_event)
         self.tokens.value = self._tokens_html()
+        self._show_todos()
         self._update()
 
     # -- state, for reading and for tests -------------------------------------------
@@ -732,6 +750,15 @@ class LoopView(W.VBox):
     # -- events from the loop --------------------------------------------------------
     def _on_event(self, event: Event) -> None:
         kind, data = event.kind, event.data
+        if kind in ("stage", "tool_end", "reminder", "append", "reset") and self.todos is not None:
+            if kind == "stage":  # an item the coming execute changes is marked until the next stage
+                before = self.todos.items if data["stage"] == "execute" else None
+                self._todo_before = None if before is None else [dict(i) for i in before]
+            elif kind == "reminder":
+                self._reminder = (len(self.loop.messages), str(data.get("text", "")))
+            elif kind == "reset":
+                self._todo_before, self._reminder = None, None
+            self._show_todos()
         if kind == "stage":
             self.diagram.value = diagram_svg(data["stage"], running=True)
             self._activity = t(f"stage.{data['stage']}")
@@ -804,7 +831,9 @@ class LoopView(W.VBox):
             did = tn("view.did.execute", len(ran), seconds=seconds, how=how_text)
             fresh = "results"
         elif stage == "append" and len(loop.messages) > n_before:
-            did = tn("view.did.append", _kinds(loop.messages[-1], "tool_result"))
+            reminded = self._reminder is not None and self._reminder[0] == n_before
+            key = "view.did.append.reminder" if reminded else "view.did.append"
+            did = tn(key, _kinds(loop.messages[-1], "tool_result"))
         if stage in ("decide", "execute"):
             self.history.mark(None)  # the stage added nothing to the history
         self._fresh = fresh
@@ -835,6 +864,21 @@ class LoopView(W.VBox):
         self.results_box.value = f'<div class="al-panel al-fresh">{title}{"".join(parts)}</div>'
 
     # -- drawing ----------------------------------------------------------------------
+    def _show_todos(self) -> None:
+        """The todo panel: the plan as the loop's TodoList holds it now."""
+        todos = self.todos
+        if todos is None:
+            return
+        items = list(todos.items)
+        changed: list[str] = []
+        if self._todo_before is not None:
+            old = {str(i.get("id")): i for i in self._todo_before}
+            changed = [str(i.get("id")) for i in items if old.get(str(i.get("id"))) != i]
+        reminder = self._reminder if getattr(todos, "reminded", False) else None
+        html = todo_html(items, int(todos.rounds_since), reminder=reminder, changed=changed)
+        if html != self.todo_box.value:
+            self.todo_box.value = html
+
     def _tokens_html(self) -> str:
         loop = self.loop
         if not loop.turn_usage:
@@ -913,7 +957,8 @@ class LoopView(W.VBox):
             return f'<div class="{css}">{html}</div>' if css else html
 
         diagram = f'<div class="al-diagram">{self.diagram.value}</div>'
-        left = diagram + "".join(w.value for w in (self.about, self.decision, self.tokens))
+        left = diagram + "".join(w.value for w in (self.about, self.decision))
+        left += panel(self.todo_box, self.todo_box.value) + self.tokens.value
         right = (
             panel(self.stream_box, self.stream_box.value)
             + self.results_box.value
