@@ -651,3 +651,109 @@ def test_which_file_defines_a_name(project, task, name):
     messages = [{"role": "user", "content": task}]
     result = run(messages)
     assert "agent.py" in result.text and f"`{name}`" in result.text
+
+
+@pytest.mark.parametrize(
+    "task, intents",
+    [
+        (PLAN_TASKS["en"], ["list", "lines", "largest"]),
+        ("Make a todo list: count the .py files and find the TODO comments", ["count_files", "search"]),
+        ("Plan this: 1) list the files 2) count the lines of agent.py 3) report the largest file", ["list", "lines", "largest"]),
+        ("Count the files, then count the folders, then show the newest file", ["count_files", "count_folders", "newest"]),
+        ("How many files and folders are here?", ["count_files"]),  # one task: "and" is not split
+        (PLAN_TASKS["zh"], ["list", "lines", "largest"]),
+        ("用待办清单规划：统计文件数量，列出 Python 文件，然后找出最大的文件", ["count_files", "list", "largest"]),
+        ("先规划一下：1. 列出文件 2. 统计 agent.py 的行数 3. 报告最大的文件", ["list", "lines", "largest"]),
+    ],
+)  # fmt: skip
+def test_the_pieces_of_a_task_as_docs_reference_demo_lists_them(task, intents):
+    from agentlab.fakeapi.demo.planning import pieces
+
+    assert [p.intent for _, p in pieces(Task(task))] == intents
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Ask a subagent to count the lines of agent.py and report back",
+        "Investigate which file defines main",
+        "派一个子代理统计 agent.py 的行数，然后告诉我",
+        "让助手找出哪个文件定义了 main",
+    ],
+)
+def test_the_helper_phrasings_in_the_docs_delegate_and_bring_back_the_answer(project, task):
+    client, messages, result = parent_and_child(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [["task"], []]
+    assert "agent.py" in result.text and "(no summary)" not in result.text
+
+
+def test_a_task_tool_by_another_case_with_more_required_fields_gets_them_filled():
+    schema = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"},
+            "prompt": {"type": "string"},
+            "subagent_type": {"type": "string"},
+        },
+        "required": ["description", "prompt", "subagent_type"],
+    }
+    tools = [{"name": "Task", "description": "a helper", "input_schema": schema}]
+    messages = [{"role": "user", "content": HELPER_TASKS["en"]}]
+    (use,) = [
+        b
+        for b in demo_reply({"model": HAIKU, "messages": messages, "tools": tools})
+        if b["type"] == "tool_use"
+    ]
+    assert use["name"] == "Task" and set(use["input"]) == {"description", "prompt", "subagent_type"}
+    assert use["input"]["prompt"].startswith("Find out which file defines main.")
+    assert 0 < len(use["input"]["description"]) <= 60
+
+
+def test_the_stepper_runs_the_same_plan_one_stage_at_a_time(project):
+    todos = TodoList()
+    loop = al.AgentLoop(DemoClient(), PLAN_TASKS["en"], tools=[al.bash], todos=todos)
+    stages = []
+    while loop.ended is None:
+        stages.append(loop.step())
+    plain, _, _, _ = planned(PLAN_TASKS["en"])
+    assert calls(loop.messages) == calls(plain) and al.validate(loop.messages) == []
+    assert reminded_at(loop.messages) == [10] and len(stages) > len(loop.messages)
+
+
+def test_the_report_cuts_long_outputs_and_words_inside_a_piece_are_not_split(project):
+    for n in range(30):
+        (project / f"f{n:02d}.txt").write_text("x\n")
+    messages, _, result, _ = planned(PLAN_TASKS["en"], HAIKU)
+    assert "f29.txt" not in result.text and "..." in result.text  # ls -la, cut to 8 lines
+    assert "agent.py has 5 lines" in result.text
+    from agentlab.fakeapi.demo.planning import pieces
+
+    newest = pieces(Task("先做计划：找出最后修改的文件，再统计文件数量"))
+    assert [p.intent for _, p in newest] == ["newest", "count_files"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Investigate which file in shop/ defines compute_tax.",
+        "调查一下 shop/ 里哪个文件定义了 compute_tax",
+    ],
+)
+def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(project, task):
+    (project / "shop").mkdir()
+    (project / "shop" / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef compute_tax(total):\n    return 0\n"
+    )
+    (project / "compute_tax.py").write_text("def compute_tax():\n    pass\n")  # outside shop/
+    client, messages, result = parent_and_child(task, HAIKU)
+    child = [r for r in client.requests if "task" not in {t["name"] for t in r["tools"]}]
+    (command,) = {
+        b["input"]["command"]
+        for r in child
+        for m in r["messages"]
+        for b in m["content"]
+        if isinstance(m["content"], list) and b["type"] == "tool_use"
+    }
+    assert command.endswith("compute_tax\\b' shop | head -n 20")
+    assert "shop/tax.py" in result.text
+    assert "line 4" in result.text or "第 4 行" in result.text

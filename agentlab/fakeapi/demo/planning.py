@@ -41,7 +41,16 @@ from agentlab.fakeapi.demo.words import Task
 from agentlab.history import as_dict, blocks
 from agentlab.tools.todo import update_items
 
-__all__ = ["MAX_PIECES", "delegates", "helper_prompt", "is_helper", "offers", "pieces", "reply"]
+__all__ = [
+    "MAX_PIECES",
+    "delegates",
+    "helper_prompt",
+    "is_helper",
+    "offered",
+    "offers",
+    "pieces",
+    "reply",
+]
 
 MAX_PIECES = 8  # the demo's plans stay short
 # Cues of a task that asks for a plan (a piece holding one is not work to do).
@@ -51,7 +60,7 @@ PLAN_CUES: tuple[str, ...] = (
     "todo list",
     "to-do list",
     "todo tool",
-    "the todo",
+    "your todo",
     "step by step",
 )
 PLAN_CUES += ("计划", "规划", "待办", "清单", "一步一步")
@@ -68,9 +77,13 @@ HELPER_CUES: tuple[str, ...] = (
 HELPER_CUES += ("助手", "帮手", "子代理", "子智能体", "委托", "调查")
 # The pieces of a task: split at punctuation and "then" (and at "and" when each side
 # is work the demo can do). A period ends a piece only before a space (not in agent.py).
-_SPLIT = re.compile(r"[,;:!?，；：、。！？\n]|\.(?:\s|$)|\bthen\b|然后|接着|最后|再", re.I)
+_SPLIT = re.compile(
+    r"[,;:!?，；：、。！？\n]|\.(?:\s|$)|\bthen\b|然后|接着"
+    r"|(?<![\w.])\(?\d{1,2}[.)](?=\s|[^\x00-\x7f])",  # numbered items: "1) ...", "2. ..."
+    re.I,
+)
 _AND = re.compile(r"\band\b|以及|并且", re.I)
-_LEAD = re.compile(r"^(?:and|also|finally|first|next|so|please|和|并|先)\s*", re.I)
+_LEAD = re.compile(r"^(?:and|also|finally|first|next|so|please|和|并|先|再|最后)\s*", re.I)
 # What a helper's work ends at: the parent's own part of the task.
 _PARENT_PART = re.compile(
     r"[,，]?\s*(?:and then|then|and)?\s*(?:tell|report|show|give|let)\b.*$|"
@@ -84,14 +97,21 @@ _HELPER_LEAD = re.compile(
 )
 
 
-def offers(params: Mapping[str, Any], name: str, *inputs: str) -> bool:
-    """Does the request offer a tool called ``name`` whose input has these fields?"""
+def offered(params: Mapping[str, Any], name: str, *inputs: str) -> dict[str, Any] | None:
+    """The request's tool called ``name`` (in any case: Claude Code says "Task") whose
+    input has these fields, as its definition; None if it offers none."""
     for tl in as_dict(list(params.get("tools") or [])):
-        if isinstance(tl, dict) and tl.get("name") == name:
+        if isinstance(tl, dict) and str(tl.get("name", "")).lower() == name:
             schema = tl.get("input_schema") or {}
             props = schema.get("properties") if isinstance(schema, dict) else None
-            return isinstance(props, dict) and all(k in props for k in inputs)
-    return False
+            if isinstance(props, dict) and all(k in props for k in inputs):
+                return tl
+    return None
+
+
+def offers(params: Mapping[str, Any], name: str, *inputs: str) -> bool:
+    """Does the request offer a tool called ``name`` whose input has these fields?"""
+    return offered(params, name, *inputs) is not None
 
 
 def _planning(task: Task) -> bool:
@@ -189,22 +209,27 @@ def reply(
     """The reply when the task asks for a helper or a plan and the tool is offered;
     None otherwise (the demo then does the task as usual). ``turns(messages, name)``
     reads the shell turns (the demo's ``_turns``)."""
-    if offers(params, "task", "prompt") and delegates(task):
-        return _delegate(messages[start + 1 :], task, lang, shape)
-    if not has_shell or not offers(params, "todo", "text", "status"):
+    helper = offered(params, "task", "prompt")
+    if helper is not None and delegates(task):
+        return _delegate(messages[start + 1 :], task, lang, shape, helper)
+    todo = offered(params, "todo", "text", "status")
+    if not has_shell or todo is None:
         return None
     work = pieces(task, listed)
     if len(work) < 2 and not (work and _planning(task)):
         return None
     shell_turns = turns(messages[start + 1 :], shape.shell[0])
-    return _plan(messages, start, work, shell_turns, lang, shape)
+    return _plan(messages, start, work, shell_turns, lang, shape, str(todo["name"]))
 
 
-def _delegate(after: list[dict[str, Any]], task: Task, lang: str, shape: Any) -> list[Any]:
-    calls = [c for turn in _calls(after, "task") for c in turn]
+def _delegate(
+    after: list[dict[str, Any]], task: Task, lang: str, shape: Any, tool: dict[str, Any]
+) -> list[Any]:
+    name = str(tool["name"])
+    calls = [c for turn in _calls(after, name) for c in turn]
     if not calls:
         prompt = helper_prompt(task, lang)
-        return shape.uses(say(lang, "task.call"), [("task", {"prompt": prompt})])
+        return shape.uses(say(lang, "task.call"), [(name, _input(tool, prompt))])
     _, result = calls[-1]
     summary = _text(result).strip()
     if result is None or result.get("is_error") or not summary or summary == "(no summary)":
@@ -219,13 +244,14 @@ def _plan(
     shell_turns: list[list[Step]],
     lang: str,
     shape: Any,
+    todo: str,
 ) -> list[dict[str, Any]]:
     # The list as the harness holds it: every todo call in the history, replayed.
     items: list[dict[str, str]] = []
     mine: list[str] = []  # ids of the items added for this task
     broken = False  # a todo call of this task was refused: the demo stops using the list
-    before = len([t for t in _calls(messages[: start + 1], "todo")])
-    for n, turn in enumerate(_calls(messages, "todo")):
+    before = len(_calls(messages[: start + 1], todo))
+    for n, turn in enumerate(_calls(messages, todo)):
         for update, result in turn:
             if result is None or result.get("is_error"):
                 broken = broken or n >= before
@@ -240,7 +266,7 @@ def _plan(
     status = {i["id"]: i["status"] for i in items}
     texts = [_item(text, lang) for text, _ in work]
     if not mine and not broken:
-        adds = [("todo", {"text": t}) for t in texts]
+        adds = [(todo, {"text": t}) for t in texts]
         return shape.uses(say(lang, "plan.write", n=len(texts)), adds)
 
     # How far the work is: each piece's bash turns, in order.
@@ -263,10 +289,10 @@ def _plan(
 
     ids = mine + [""] * (len(work) - len(mine))
     done = len(answers)
-    updates = [("todo", {"id": i, "status": "completed"}) for i in ids[:done] if i]
+    updates = [(todo, {"id": i, "status": "completed"}) for i in ids[:done] if i]
     updates = [u for u in updates if status.get(u[1]["id"]) != "completed"]
     if current is not None and ids[current] and status.get(ids[current]) != "in_progress":
-        updates.append(("todo", {"id": ids[current], "status": "in_progress"}))
+        updates.append((todo, {"id": ids[current], "status": "in_progress"}))
     if broken:
         updates = []
 
@@ -291,9 +317,37 @@ def _plan(
         return shape.uses(intro, updates)
     if current is not None and move is not None:
         return shape.calls(say(lang, "plan.doing", item=texts[current]), move.commands)
-    report = "\n\n".join(f"{k}. {a}" for k, a in enumerate(answers, 1))
+    report = "\n\n".join(f"{k}. {_short(a)}" for k, a in enumerate(answers, 1))
     last = shell_turns[-1][-1].ran if shell_turns and shell_turns[-1] else ""
     return shape.answer("think.answer", say(lang, "plan.report", n=done, out=report), last)
+
+
+def _input(tool: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """The task tool's input: the prompt, a short description if the schema has one,
+    and the smallest value of each other field it requires."""
+    from agentlab.fakeapi.demo import minimal  # the demo's own helper (imported late: no cycle)
+
+    schema = tool.get("input_schema") or {}
+    props = schema.get("properties") or {}
+    value: dict[str, Any] = {"prompt": prompt}
+    if "description" in props:
+        value["description"] = " ".join(prompt.split()[:5])[:60]
+    for key in schema.get("required") or []:
+        value.setdefault(key, minimal(props.get(key, {"type": "string"})))
+    return value
+
+
+REPORT_LINES = 8  # a report shows at most this many lines of each output
+
+
+def _short(answer: str) -> str:
+    """An answer for the report: each code block cut to ``REPORT_LINES`` lines."""
+    parts = answer.split("```")
+    for i in range(1, len(parts), 2):  # the insides of the code blocks
+        lines = parts[i].strip("\n").split("\n")
+        if len(lines) > REPORT_LINES:
+            parts[i] = "\n" + "\n".join(lines[:REPORT_LINES] + ["..."]) + "\n"
+    return "```".join(parts)
 
 
 def _item(text: str, lang: str) -> str:
