@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [
     path
-    for n in ("01", "02", "03", "04", "05", "07")
+    for n in ("01", "02", "03", "04", "05", "06", "07")
     for path in sorted((ROOT / "notebooks").glob(f"{n}_*.ipynb"))
     + sorted((ROOT / "notebooks" / "zh").glob(f"{n}_*.ipynb"))
 ]
