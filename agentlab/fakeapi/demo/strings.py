@@ -31,6 +31,9 @@ EN: dict[str, str] = {
     # answers
     "failed": "The command `{cmd}` did not work ({why}). I will not guess an answer; check the folder, or try another task.",
     "edited": "You changed my command before it ran: I asked for `{asked}`, and what ran was `{ran}`. It printed:\n\n```\n{out}\n```\n\nThat is the output of your command, so I will not read it as the answer to my own.",
+    "defines": "`{name}` is defined in {file}, line {line}: `{code}` (`{cmd}`).",
+    "defines.none": "No file here defines `{name}` with def, class or function (`{cmd}` found nothing).",
+    "defines.many": "`{name}` is defined in {n} places (`{cmd}`):\n\n```\n{out}\n```",
     "search.none": "No line here contains {word} (`{cmd}` found nothing).",
     "search.one": "I found 1 line containing {word} (`{cmd}`):\n\n```\n{out}\n```",
     "search.other": "I found {n} lines containing {word} (`{cmd}`):\n\n```\n{out}\n```",
@@ -85,6 +88,18 @@ EN: dict[str, str] = {
     "n_folders.other": "{n} folders",
     "cpus.one": "This machine has 1 CPU available to me (`{cmd}`).",
     "cpus.other": "This machine has {n} CPUs available to me (`{cmd}`).",
+    # planning with a todo tool, delegating with a task tool (planning.py)
+    "plan.write": "Plan first: {n} items on my todo list.",
+    "plan.start": "Starting with: {item}.",
+    "plan.next": "That one is done. Next: {item}.",
+    "plan.doing": "Now: {item}. Let me check with bash.",
+    "plan.reminded": "The reminder is right: my list is behind what I have done. Updating it now.",
+    "plan.finish": "Everything is done; marking the rest of the list completed.",
+    "plan.report": "Done: all {n} items on my list are completed. What I found:\n\n{out}",
+    "task.call": "I'll hand this to a helper with a fresh context; it sends back only a summary.",
+    "task.prompt": "{work}. Use bash, then reply with a short summary.",
+    "task.answer": "My helper worked in a fresh history of its own and reported back:\n\n{summary}",
+    "task.failed": "My helper did not bring back a summary, so I have no answer to give. What came back:\n\n{out}",
     # leftovers (issue 12): tool_choice
     "tools_off": "This request says tool_choice none, so I may not run the command I would need. Ask again without it.",
 }
@@ -108,6 +123,9 @@ ZH: dict[str, str] = {
     "think.cannot": "这个任务不在演示模型的意图表里。",
     "failed": "命令 `{cmd}` 没有成功（{why}）。我不会猜测答案；请检查文件夹，或换一个任务。",
     "edited": "你在运行前修改了我的命令：我请求的是 `{asked}`，实际运行的是 `{ran}`。它的输出是：\n\n```\n{out}\n```\n\n这是你的命令的输出，所以我不把它当作我那条命令的答案。",
+    "defines": "`{name}` 定义在 {file} 第 {line} 行：`{code}`（`{cmd}`）。",
+    "defines.none": "这里没有文件用 def、class 或 function 定义 `{name}`（`{cmd}` 什么也没找到）。",
+    "defines.many": "`{name}` 在 {n} 处有定义（`{cmd}`）：\n\n```\n{out}\n```",
     "search.none": "这里没有包含 {word} 的行（`{cmd}` 什么也没找到）。",
     "search.other": "我找到了 {n} 行包含 {word}（`{cmd}`）：\n\n```\n{out}\n```",
     "search.many": "包含 {word} 的行至少有 {n} 行；这里是前 {n} 行（`{cmd}`）：\n\n```\n{out}\n```",
@@ -147,6 +165,18 @@ ZH: dict[str, str] = {
     "n_files.other": "{n} 个文件",
     "n_folders.other": "{n} 个文件夹",
     "cpus.other": "这台机器有 {n} 个 CPU 可用（`{cmd}`）。",
+    # 用 todo 工具做计划，用 task 工具委托（planning.py）
+    "plan.write": "先做计划：待办清单上有 {n} 项。",
+    "plan.start": "从这一项开始：{item}。",
+    "plan.next": "这一项完成了。下一项：{item}。",
+    "plan.doing": "现在做：{item}。我用 bash 查一下。",
+    "plan.reminded": "提醒得对：我的清单落后于我做过的事。现在更新它。",
+    "plan.finish": "全部做完了；把清单上剩下的项标为已完成。",
+    "plan.report": "完成：清单上的 {n} 项全部完成。我的发现：\n\n{out}",
+    "task.call": "我把这件事交给一个上下文全新的助手；它只送回一段总结。",
+    "task.prompt": "{work}。用 bash 完成后，用一段简短的总结回复。",
+    "task.answer": "我的助手在它自己的全新历史里完成了工作，回报如下：\n\n{summary}",
+    "task.failed": "我的助手没有带回总结，所以我给不出答案。返回的内容：\n\n{out}",
     # leftovers (issue 12): tool_choice
     "tools_off": "这个请求设置了 tool_choice none，所以我不能运行需要的命令。去掉它再问一次。",
 }
