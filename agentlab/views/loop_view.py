@@ -349,9 +349,9 @@ class LoopView(W.VBox):
             [
                 self.stream_box,
                 self.results_box,
-                self.helpers,
                 self.history_title,
                 self.history,
+                self.helpers,  # right after the history, whose last card holds the task calls
                 self.ask_row,
                 self.pairings,
                 W.HBox([self.copy_button, self.copy_out]),
@@ -1065,9 +1065,9 @@ class LoopView(W.VBox):
         right = (
             panel(self.stream_box, self.stream_box.value)
             + self.results_box.value
-            + self._helpers_picture()
             + self.history_title.value
             + f'<div class="al-root">{self.history.drawn_html()}</div>'
+            + self._helpers_picture()
             + self.pairings.table.value
         )
         return (

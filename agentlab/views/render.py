@@ -866,7 +866,7 @@ def card_html(
 def reminder_block_html(text_html: str) -> str:
     """A text block the harness added after the tool_results (the todo reminder), marked so."""
     tip = escape(t("view.todo.reminder_tag.tip"))
-    tag = f'<span class="al-tag" title="{tip}">⏰ {escape(t("view.todo.reminder_tag"))}</span>'
+    tag = f'<span class="al-tag" title="{tip}">⚑ {escape(t("view.todo.reminder_tag"))}</span>'
     return f'<div class="al-reminder">{tag}{text_html}</div>'
 
 
@@ -911,7 +911,7 @@ def todo_html(
     if reminder is not None:
         index, text = reminder
         body += (
-            f'<div class="al-reminder-note"><b>⏰ {escape(t("view.todo.reminded", i=index))}</b> '
+            f'<div class="al-reminder-note"><b>⚑ {escape(t("view.todo.reminded", i=index))}</b> '
             f"{escape(text)}</div>"
         )
     return f'<div class="al-panel al-todos">{section(t("view.todo.title"))}{body}</div>'
