@@ -707,3 +707,53 @@ def test_a_task_tool_by_another_case_with_more_required_fields_gets_them_filled(
     assert use["name"] == "Task" and set(use["input"]) == {"description", "prompt", "subagent_type"}
     assert use["input"]["prompt"].startswith("Find out which file defines main.")
     assert 0 < len(use["input"]["description"]) <= 60
+
+
+def test_the_stepper_runs_the_same_plan_one_stage_at_a_time(project):
+    todos = TodoList()
+    loop = al.AgentLoop(DemoClient(), PLAN_TASKS["en"], tools=[al.bash], todos=todos)
+    stages = []
+    while loop.ended is None:
+        stages.append(loop.step())
+    plain, _, _, _ = planned(PLAN_TASKS["en"])
+    assert calls(loop.messages) == calls(plain) and al.validate(loop.messages) == []
+    assert reminded_at(loop.messages) == [10] and len(stages) > len(loop.messages)
+
+
+def test_the_report_cuts_long_outputs_and_words_inside_a_piece_are_not_split(project):
+    for n in range(30):
+        (project / f"f{n:02d}.txt").write_text("x\n")
+    messages, _, result, _ = planned(PLAN_TASKS["en"], HAIKU)
+    assert "f29.txt" not in result.text and "..." in result.text  # ls -la, cut to 8 lines
+    assert "agent.py has 5 lines" in result.text
+    from agentlab.fakeapi.demo.planning import pieces
+
+    newest = pieces(Task("先做计划：找出最后修改的文件，再统计文件数量"))
+    assert [p.intent for _, p in newest] == ["newest", "count_files"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Investigate which file in shop/ defines compute_tax.",
+        "调查一下 shop/ 里哪个文件定义了 compute_tax",
+    ],
+)
+def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(project, task):
+    (project / "shop").mkdir()
+    (project / "shop" / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef compute_tax(total):\n    return 0\n"
+    )
+    (project / "compute_tax.py").write_text("def compute_tax():\n    pass\n")  # outside shop/
+    client, messages, result = parent_and_child(task, HAIKU)
+    child = [r for r in client.requests if "task" not in {t["name"] for t in r["tools"]}]
+    (command,) = {
+        b["input"]["command"]
+        for r in child
+        for m in r["messages"]
+        for b in m["content"]
+        if isinstance(m["content"], list) and b["type"] == "tool_use"
+    }
+    assert command.endswith("compute_tax\\b' shop | head -n 20")
+    assert "shop/tax.py" in result.text
+    assert "line 4" in result.text or "第 4 行" in result.text

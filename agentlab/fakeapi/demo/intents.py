@@ -245,8 +245,14 @@ def _defined_name(task: Task) -> str | None:
         m = re.search(pattern, task.text, re.ASCII)
         if m and m.group(1).lower() not in _NOT_NAMES:
             return m.group(1)
-    if task.language == "zh":
-        names = [w for w in _IDENT.findall(task.text) if w.lower() not in _NOT_NAMES]
+    if task.language == "zh":  # the name after 定义, else the first that is not a folder
+        after = _IDENT.findall(task.rest_after("定义了", "定义") or "")
+        if after and after[0].lower() not in _NOT_NAMES:
+            return after[0]
+        names = [
+            m.group() for m in _IDENT.finditer(task.text) if task.text[m.end() : m.end() + 1] != "/"
+        ]
+        names = [w for w in names if w.lower() not in _NOT_NAMES]
         return names[0] if names else None
     return None
 
@@ -255,7 +261,7 @@ def plan_defines(task: Task, _listed: str | None) -> Plan | None:
     name = _defined_name(task)
     if name is None:
         return None
-    where = " ".join(q(f) for f in task.files) or "."
+    where = " ".join(q(f) for f in task.files) or q(_folder(task) or ".")
     pattern = f"^[[:space:]]*((async[[:space:]]+)?def|class|function|func|fn)[[:space:]]+{name}\\b"
     skip = "--exclude-dir=.git --exclude-dir=.ipynb_checkpoints"
     cmd = f"grep -rnE {skip} {q(pattern)} {where} | head -n {SHOWN_LINES}"
@@ -282,7 +288,7 @@ _SUPERLATIVES = {
     "smallest": ("smallest", "tiniest", "最小"),
     "longest": ("longest", "最长"),
     "shortest": ("shortest", "最短"),
-    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近"),
+    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近", "最后修改"),
     "oldest": ("oldest", "最旧", "最早", "最老"),
 }
 
@@ -314,6 +320,8 @@ def _folder(task: Task) -> str | None:
     if m and m.group(1).lower() not in _NOT_FOLDERS:
         return m.group(1)
     m = re.search(r"([\w.-]+)\s*(?:目录|文件夹)", task.text, re.ASCII)
+    if m is None and task.language == "zh":  # "shop/ 里": a name written with its slash
+        m = re.search(r"(?<![\w./])([\w.-]+)/(?![\w.])", task.text, re.ASCII)
     return m.group(1) if m else None
 
 

@@ -78,12 +78,12 @@ HELPER_CUES += ("助手", "帮手", "子代理", "子智能体", "委托", "调�
 # The pieces of a task: split at punctuation and "then" (and at "and" when each side
 # is work the demo can do). A period ends a piece only before a space (not in agent.py).
 _SPLIT = re.compile(
-    r"[,;:!?，；：、。！？\n]|\.(?:\s|$)|\bthen\b|然后|接着|最后|再"
+    r"[,;:!?，；：、。！？\n]|\.(?:\s|$)|\bthen\b|然后|接着"
     r"|(?<![\w.])\(?\d{1,2}[.)](?=\s|[^\x00-\x7f])",  # numbered items: "1) ...", "2. ..."
     re.I,
 )
 _AND = re.compile(r"\band\b|以及|并且", re.I)
-_LEAD = re.compile(r"^(?:and|also|finally|first|next|so|please|和|并|先)\s*", re.I)
+_LEAD = re.compile(r"^(?:and|also|finally|first|next|so|please|和|并|先|再|最后)\s*", re.I)
 # What a helper's work ends at: the parent's own part of the task.
 _PARENT_PART = re.compile(
     r"[,，]?\s*(?:and then|then|and)?\s*(?:tell|report|show|give|let)\b.*$|"
@@ -317,7 +317,7 @@ def _plan(
         return shape.uses(intro, updates)
     if current is not None and move is not None:
         return shape.calls(say(lang, "plan.doing", item=texts[current]), move.commands)
-    report = "\n\n".join(f"{k}. {a}" for k, a in enumerate(answers, 1))
+    report = "\n\n".join(f"{k}. {_short(a)}" for k, a in enumerate(answers, 1))
     last = shell_turns[-1][-1].ran if shell_turns and shell_turns[-1] else ""
     return shape.answer("think.answer", say(lang, "plan.report", n=done, out=report), last)
 
@@ -335,6 +335,19 @@ def _input(tool: dict[str, Any], prompt: str) -> dict[str, Any]:
     for key in schema.get("required") or []:
         value.setdefault(key, minimal(props.get(key, {"type": "string"})))
     return value
+
+
+REPORT_LINES = 8  # a report shows at most this many lines of each output
+
+
+def _short(answer: str) -> str:
+    """An answer for the report: each code block cut to ``REPORT_LINES`` lines."""
+    parts = answer.split("```")
+    for i in range(1, len(parts), 2):  # the insides of the code blocks
+        lines = parts[i].strip("\n").split("\n")
+        if len(lines) > REPORT_LINES:
+            parts[i] = "\n" + "\n".join(lines[:REPORT_LINES] + ["..."]) + "\n"
+    return "```".join(parts)
 
 
 def _item(text: str, lang: str) -> str:
