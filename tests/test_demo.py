@@ -757,3 +757,15 @@ def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(projec
     assert command.endswith("compute_tax\\b' shop | head -n 20")
     assert "shop/tax.py" in result.text
     assert "line 4" in result.text or "第 4 行" in result.text
+
+
+def test_with_two_rounds_of_work_the_list_is_kept_up_to_date_and_no_reminder_fires(project):
+    (project / "test_agent.py").write_text("def test_loop():\n    assert True\n")
+    task = "Find the TODO lines, count the test files, then write a short report."
+    messages, todos, result, events = planned(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [
+        ["todo", "todo"], ["todo"], ["bash"], ["todo", "todo"], ["bash"], ["todo"], []
+    ]  # fmt: skip
+    assert reminded_at(messages) == [] and "reminder" not in [e.kind for e in events]
+    assert [i["status"] for i in todos.items] == ["completed"] * 2
+    assert "1 test file" in result.text and "TODO" in result.text

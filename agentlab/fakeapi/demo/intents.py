@@ -422,12 +422,16 @@ def plan_count_files(task: Task, _listed: str | None) -> Plan:
             return say(lang, "files_folders", files=files_n, folders=folders_n, cmd=cmd)
 
         return Plan("count_files", [[folders, files]], both)
+    tests = task.has("test", "tests", "测试")  # "count the test files": names with "test"
     which = f"-name {q('*.' + ext)}" if ext else "-type f"
+    which += f" -name {q('*test*')}" if tests else ""
     cmd = f"find . {which} {HIDDEN} | wc -l"
 
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
         n = _number(s.out) or 0
+        if tests:
+            return say(lang, "test_files", n=n, cmd=s.ran)
         if ext:
             return say(lang, "ext_files", n=n, kind=_kind(lang, ext), cmd=s.ran)
         return say(lang, "files", n=n, cmd=s.ran)
