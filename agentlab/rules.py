@@ -618,8 +618,8 @@ def _block_fits(b: dict[Any, Any], kind: Any) -> bool:
     if not keys >= required:
         return False
     for key in b:
-        allowed = types.get(key)
-        if allowed is None or type(b[key]) not in allowed:
+        found = types.get(key)
+        if found is None or type(b[key]) not in found:
             return False
     return True
 
