@@ -307,7 +307,13 @@ def test_the_cli_gives_students_cleared_copies_unless_asked(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["01_the_agent_loop.ipynb", "02_stepping_through.ipynb", "exercises/02_decide.ipynb"]
+    "name",
+    [
+        "01_the_agent_loop.ipynb",
+        "02_stepping_through.ipynb",
+        "06_planning.ipynb",
+        "exercises/02_decide.ipynb",
+    ],
 )
 def test_a_cleared_copy_runs_top_to_bottom(tmp_path, name):
     nbclient = pytest.importorskip("nbclient")
