@@ -769,3 +769,42 @@ def test_with_two_rounds_of_work_the_list_is_kept_up_to_date_and_no_reminder_fir
     assert reminded_at(messages) == [] and "reminder" not in [e.kind for e in events]
     assert [i["status"] for i in todos.items] == ["completed"] * 2
     assert "1 test file" in result.text and "TODO" in result.text
+
+
+def test_a_todo_tool_that_takes_the_whole_list_gets_the_whole_list_each_time(project):
+    # A stand-in shaped like Claude Code's TodoWrite (an array of items with a status);
+    # its real schema is not published, so this one is ours.
+    item = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+            "activeForm": {"type": "string"},
+        },
+        "required": ["content", "status", "activeForm"],
+    }
+    schema = {"type": "object", "properties": {"todos": {"type": "array", "items": item}}}
+    kept: list = []
+
+    def write(todos):
+        kept[:] = todos
+        return "ok"
+
+    board = al.Tool("TodoWrite", "Write the whole todo list.", schema, write)
+    messages = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash, board], model=HAIKU)
+    assert al.validate(messages) == [] and result.stop_reason == "end_turn"
+    lists = [
+        [i["status"] for i in v["todos"]] for t in calls(messages) for n, v in t if n == "TodoWrite"
+    ]
+    assert lists == [
+        ["pending"] * 3,
+        ["in_progress", "pending", "pending"],
+        ["completed"] * 3,  # no reminder here: it brings the list up to date at the end
+    ]
+    assert [i["content"] for i in kept] == [
+        "List the files",
+        "Count the lines of agent.py",
+        "Report the largest file",
+    ]
+    assert all(i["activeForm"] == i["content"] for i in kept)
