@@ -1496,13 +1496,15 @@ def test_the_todo_panel_escapes_model_text(tmp_path: Path) -> None:
     assert_inert(view._repr_html_())
 
 
-def test_reset_clears_the_reminder_note(tmp_path: Path) -> None:
-    loop, _ = planning_loop(tmp_path)
+def test_reset_puts_the_plan_back_with_the_history(tmp_path: Path) -> None:
+    loop, todos = planning_loop(tmp_path)
     view = LoopView(loop)
     run_rounds(view, 6)
-    assert "Reminder added" in plain_text(view.todo_box.value)
+    assert "Reminder added" in plain_text(view.todo_box.value) and len(todos.items) == 2
     view.reset()
-    assert "Reminder added" not in plain_text(view.todo_box.value)
+    assert todos.items == [] and todos.rounds_since == 0 and not todos.reminded
+    panel = plain_text(view.todo_box.value)
+    assert "Reminder added" not in panel and "No plan yet" in panel
     assert not any("al-reminder" in c for c in view.history.cards)
 
 
