@@ -918,7 +918,7 @@ def _rules_at(
         if role == "user" and leading < len(wanted) and leading < len(bs):
             problems.append(_say("results_first", i, n=len(wanted)))
             return problems, quick
-        missing = [x for x in wanted if x not in ids]
+        missing = [x for x in wanted if x not in ids] if ids != wanted else []
         if missing:
             problems.append(_say("unanswered", i - 1, ids=", ".join(missing)))
     return problems, quick
@@ -933,25 +933,24 @@ def _block(b: Any) -> dict[str, Any]:
 def _end(i: int, last: Any, pending_ok: bool) -> list[Problem]:
     """The end of the history, after message ``i - 1``: its calls are unanswered (the
     ``unanswered`` rule of ``_rules_at``, with no message after)."""
-    missing = [] if pending_ok else _calls(last)
+    missing = None if pending_ok else _calls(last)
     return [_say("unanswered", i - 1, ids=", ".join(missing))] if missing else []
 
 
-def _empty_reply(i: int, message: Any) -> list[Problem]:
-    """The ``empty`` rule of ``_rules_at`` on message ``i``, an assistant turn that is
-    no longer the last."""
-    if role_of(message) != "assistant" or message.get("content") not in ("", [], ()):
-        return []
-    return [_say("empty", i)]
-
-
-def _calls(message: Any) -> list[str]:
-    """The ids of the tool calls in an assistant message ([] for any other)."""
+def _calls(message: Any) -> list[str] | None:
+    """The ids of the tool calls in an assistant message; None for any other message."""
+    if type(message) is dict:
+        role, content = message.get("role"), message.get("content")
+    else:
+        role, content = role_of(message), None
+    if role != "assistant":
+        return None
     ids: list[str] = []
-    if role_of(message) == "assistant":
-        for b in _blocks(message):
-            if b.get("type") == "tool_use":
-                ids.append(str(b.get("id")))
+    for b in content if type(content) is list else _blocks(message):
+        if type(b) is not dict:
+            b = _block(b)
+        if b.get("type") == "tool_use":
+            ids.append(str(b.get("id")))
     return ids
 
 
@@ -1003,7 +1002,7 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         prev = messages[i - 1] if i else None
         found, _ = _rules_at(i, prev, message, last=i == last, pending_ok=pending_ok, wanted=wanted)
         problems += found
-        wanted = _calls(message)
+        wanted = _calls(message) or []
     problems += _end(len(messages), messages[-1], pending_ok)
     problems += cache_points(messages)
     for rule in HISTORY_RULES if not problems else ():
@@ -1020,14 +1019,15 @@ def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> lis
     ``prev`` (which stops being the last) and ``_end``. The whole-request rules
     (``cache_points``, the thinking prefix) are left to ``validate`` and the request
     check: they look at every message."""
-    wanted = _calls(prev)
+    calls = _calls(prev)  # None: prev is no assistant turn
+    wanted = calls or []
     problems, quick = _rules_at(i, prev, message, last=True, pending_ok=pending_ok, wanted=wanted)
     if prev is None:
         problems[:0] = _first(message)
     if not quick:
         problems[:0] = _shape_problems(i, message)  # the API reports the shape first
-    if not wanted and prev is not None:  # an empty reply may only come last
-        problems += _empty_reply(i - 1, prev)
+    if calls == [] and prev.get("content") in ("", [], ()):
+        problems.append(_say("empty", i - 1))  # an empty reply may only come last
     if not pending_ok:
         problems += _end(i + 1, message, pending_ok)
     return problems
