@@ -20,7 +20,7 @@ from agentlab.secrets import remember
 from agentlab.tools.base import ToolInputError, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
 
-__all__ = ["Event", "drive", "error_result", "requested", "run_one", "stopped_call", "table"]
+__all__ = ["Event", "drive", "error_result", "requested", "run_one", "table"]
 
 
 class Event(NamedTuple):
@@ -80,25 +80,15 @@ def drive(
 ) -> list[dict[str, Any]]:
     """Run stage 3's steps to the end for ``execute``: its events to ``on_event``, one
     audit record per call (a call Ctrl-C stopped too), and its results."""
-    running = None
-    try:
-        while True:
+    while True:
+        try:
             event = next(run)
-            running = event.data if event.kind == "tool_start" else running
-            if event.kind == "tool_end" and audit is not None:
-                audit.append({k: v for k, v in event.data.items() if k != "tool_use"})
-            if on_event is not None:
-                on_event(event)
-    except StopIteration as end:
-        return end.value
-    except errors.Interrupted:
-        if running is not None:  # the call that was running counts too, as what really started
-            record = stopped_call(running)
-            if audit is not None:
-                audit.append(record)
-            if on_event is not None:
-                on_event(Event("tool_end", {"tool_use": running["tool_use"], **record}))
-        raise
+        except StopIteration as end:
+            return end.value
+        if event.kind == "tool_end" and audit is not None:
+            audit.append({k: v for k, v in event.data.items() if k != "tool_use"})
+        if on_event is not None:
+            on_event(event)
 
 
 _APPROVED = Verdict.approve()  # no approve callback: every call may run
@@ -133,7 +123,9 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
         content, is_error = (out, False) if type(out) is str and out else _content(out)
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C or Stop: the call counts as what really started
+        stopped = {**_record(use, tool_input, "interrupted", True), "edited": edited}
+        yield Event("tool_end", {**stopped, "duration": time.monotonic() - start})
         raise
     except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
@@ -151,13 +143,6 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
     if is_error:
         return {"type": "tool_result", "tool_use_id": uid, "content": content, "is_error": True}
     return {"type": "tool_result", "tool_use_id": uid, "content": content}
-
-
-def stopped_call(started: dict[str, Any]) -> dict[str, Any]:
-    """The record of a call Ctrl-C stopped, from its ``tool_start`` event's data."""
-    record = _record(started["tool_use"], started["input"], "interrupted", True)
-    del record["tool_use"]
-    return {**record, "edited": started["edited"], "duration": time.monotonic() - started["at"]}
 
 
 def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:

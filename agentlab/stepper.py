@@ -1,25 +1,20 @@
-"""``AgentLoop``: the loop of agentlab/loop.py, advanced one stage at a time.
+"""``AgentLoop``: the loop of agentlab/loop.py (``steps``), advanced one stage at a time.
 
-``loop.steps`` yields an ``Event`` after each step; ``AgentLoop.step()`` runs
-it to the start of the next stage, ``.turn()`` to the next request, ``.run()``
-to the end. What the views need and the API does not (events, the audit of
-what ran, each reply's usage) is kept here from the yielded events, never in
-the history. Whatever stops a stage half way (Ctrl-C, the notebook's stop
-button, an exception in an approval or in a view's callback), every tool call
-has its result before the exception leaves, so the history is always one the
-API accepts and the conversation can go on (``loop.ask("...")``).
+What the views need and the API does not (events, the audit of what ran, each reply's
+usage) is kept here from the events the loop yields, never in the history. Whatever stops
+a stage half way (Ctrl-C, the stop button, an exception in an approval or a view), every
+tool call has its result first: the API accepts the history, ``loop.ask("...")`` goes on.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from inspect import GEN_SUSPENDED, getgeneratorstate
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import Interrupted, RequestError
-from agentlab.harness import Event, stopped_call, with_default
+from agentlab.harness import Event, with_default
 from agentlab.history import LoopResult
 from agentlab.i18n import t
 from agentlab.loop import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM, Decision, append, steps
@@ -36,23 +31,6 @@ Stage = Literal["request", "decide", "execute", "append", "done"]
 # the others are agentlab's own endings, never API stop reasons.
 ENDINGS = ("model", "turn_limit", "budget", "interrupted", "error")
 _APPROVED = Verdict.approve()
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _answering(method: F) -> F:
-    """Ctrl-C or an error in ``method``: every tool call answered, the loop ended (a failed
-    request is raised as it is: nothing was added, the same request can be sent again)."""
-
-    @functools.wraps(method)
-    def answering(self: AgentLoop, *args: Any) -> Any:
-        try:
-            return method(self, *args)
-        except RequestError:
-            raise
-        except BaseException as e:
-            raise self._stopped(e, self.stopped_at or self.stage) from None
-
-    return answering  # type: ignore[return-value]
 
 
 class AgentLoop:
@@ -85,7 +63,7 @@ class AgentLoop:
         self._clear()
 
     def _clear(self) -> None:
-        self.response: Message | None = None
+        self.response: Message | None = None  # the last of each the loop yielded
         self.decision: Decision | None = None
         self.results: list[dict[str, Any]] | None = None
         self.replies: list[Any] = []  # each reply's usage as it came: one per model request
@@ -98,11 +76,10 @@ class AgentLoop:
         self._start(LoopResult(self.messages, start=max(0, len(self.messages) - 1)))
 
     def _start(self, run: LoopResult, quiet: bool = True) -> None:
-        """A new run of ``steps`` for the task ``run`` holds (or carries on), read up to the
-        start of its first stage (a history that ends on the model's answer: done)."""
-        self._run, self._retry = run, False  # _retry: the next step asks again
-        self._running: dict[str, Any] | None = None
-        self._last = self.messages[-1] if self.messages else None
+        """Start ``steps`` on the task ``run`` holds (or carry it on), up to its first stage."""
+        self._run = run
+        self._answer: Any = None  # what the next step sends the loop (True: ask again)
+        self._last = self.messages[-1] if self.messages else None  # the last message told of
         self._gen: Generator[Event, Any, None] | None = steps(
             self.messages, self.client, tools=self.tools, system=self.system, run=run,
             max_turns=self.max_turns, approve=self._verdict, budget=self._over_budget,
@@ -110,7 +87,7 @@ class AgentLoop:
             **self.params,
         )  # fmt: skip
         self.stage: Stage = "request"
-        self._next: Event | None = None
+        self._next: Event | None = None  # the stage event, told when that stage runs
         self._advance(quiet)
 
     # -- events, and what is kept from them ----------------------------------------
@@ -125,51 +102,36 @@ class AgentLoop:
         for fn in list(self._listeners):
             fn(event)
 
-    def _told(self) -> None:
-        """Tell the views of a message the stepper added itself (not one the loop yielded)."""
-        index = len(self.messages) - 1
-        self._emit(Event("append", {"message": self.messages[-1], "index": index}))
-
     def _advance(self, quiet: bool = False) -> None:
         """Run the loop to the start of its next stage, keeping what the events say."""
-        assert self._gen is not None
-        if self._next is not None and self._listeners:
+        if self._next is not None:
             self._emit(self._next)
-        answer: Any
-        answer, self._retry = self._retry or None, False
-        while True:
-            event = self._gen.send(answer)
-            kind, data, answer = event.kind, event.data, None
+        answer, self._answer = self._answer, None
+        while self._gen is not None:
+            kind, data = event = self._gen.send(answer)
             if kind == "stage":
                 self.stage, self._next = data["stage"], event
                 return
-            if kind in ("response", "decision", "results", "error"):  # the last of each is kept
+            if kind in ("response", "decision", "results", "error"):  # the last of each kept
                 setattr(self, kind, data[kind])
             if kind == "response":
                 self.stop_reason, self.error = data["response"].stop_reason, None
                 self.replies.append(data["response"].usage)
-            elif kind == "tool_start" or kind == "tool_end":
-                self._running = data if kind == "tool_start" else None
-                if kind == "tool_end":
-                    self.audit.append({k: v for k, v in data.items() if k != "tool_use"})
+            elif kind == "tool_end":
+                self.audit.append({k: v for k, v in data.items() if k != "tool_use"})
             elif kind == "append":
-                self._last = data["message"]  # the last message views were told of
+                self._last = data["message"]
                 self.results = None if data["message"]["role"] == "user" else self.results
-            elif kind == "done":
-                self.stage, self._next = "done", None
+            elif kind == "done":  # let the loop return, so nothing is left suspended
+                self._gen.close()
+                self._gen, self.stage, self._next = None, "done", None
                 self.ended, self.explanation = data["ended"], data["explanation"]
-            if self._listeners and not quiet and (kind != "approval" or self.approve is not None):
+            if not quiet and (kind != "approval" or self.approve is not None):
                 self._emit(event)
-            if kind == "approval":  # the loop waits for a verdict: send it back
-                answer = self._verdict(data["tool_use"])
+            answer = self._verdict(data["tool_use"]) if kind == "approval" else None  # sent back
             if kind == "error":
-                self._retry = True  # the next step sends the request again
+                self._answer = True  # the next step sends the request again
                 raise data["error"]
-            if kind == "done":  # let the loop return, so nothing is left suspended
-                gen, self._gen = self._gen, None
-                with contextlib.suppress(StopIteration):
-                    next(gen)
-                return
 
     def _verdict(self, use: Any) -> Verdict:
         """Asked by the loop before each call: ``self.approve`` as it is now (a view may set it)."""
@@ -177,8 +139,6 @@ class AgentLoop:
 
     def _over_budget(self, run: LoopResult) -> str:
         """The budget over every task of this loop, with the limits as they are now."""
-        if self.max_total_tokens is None and self.max_cost is None:
-            return ""
         return over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
 
     # -- state ----------------------------------------------------------------------
@@ -205,48 +165,45 @@ class AgentLoop:
         return {str(a["tool_use_id"]): a["duration"] for a in self.audit if "duration" in a}
 
     # -- driving it -----------------------------------------------------------------
-    @_answering
     def step(self) -> str:
         """Run the next stage; return its name (``"done"`` once the loop has ended)."""
         stage = self.stage
-        if stage != "done":
-            if self._gen is None:  # set going again after a limit (LoopView's Continue)
-                self._start(self._run, quiet=False)
-            if self._gen is not None:
-                self._advance()
+        self._drive(lambda: True)
         return stage
 
-    @_answering
     def turn(self) -> str:
         """Run stages until the next model request is due (or the loop ends)."""
-        self.step()
-        while self.stage != "request" and self.stage != "done":
-            self.step()
+        self._drive(lambda: self.stage == "request")
         return self.stage
 
-    @_answering
     def run(self) -> LoopResult:
         """Run to the end and return the result."""
-        while self.stage != "done":
-            self.step()
+        self._drive(lambda: False)
         return self.result()
 
+    def _drive(self, until: Callable[[], bool]) -> None:
+        """Run stages until ``until()`` or the end; Ctrl-C or an error ends the loop."""
+        try:
+            while self.stage != "done":
+                if self._gen is None:  # set going again after a limit (LoopView's Continue)
+                    self._start(self._run, quiet=False)
+                self._advance()
+                if until():
+                    return
+        except RequestError:  # nothing was added: the same request can be sent again
+            raise
+        except BaseException as e:
+            raise self._stopped(e, self.stopped_at or self.stage) from None
+
     def _stopped(self, error: BaseException, stage: str) -> BaseException:
-        """After Ctrl-C or an exception between or inside steps: let the loop answer its
-        tool calls (it raises what to raise), then end, saying where it stopped."""
-        gen = self._gen
-        if gen is not None and gen.gi_frame is not None and not gen.gi_running:  # type: ignore[attr-defined]
+        """Ctrl-C or an error in or between steps: the loop answers its calls, then ends."""
+        if self._gen is not None and getgeneratorstate(self._gen) == GEN_SUSPENDED:
             try:
-                gen.throw(error)
+                self._gen.throw(error)
             except BaseException as raised:
                 error = raised
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
             error = Interrupted([], t("loop.interrupted")).with_traceback(error.__traceback__)
-        running, self._running = self._running, None
-        if running is not None:  # the call that was running counts too, as what really started
-            self.audit.append(stopped_call(running))
-            if self._listeners:
-                self._emit(Event("tool_end", {"tool_use": running["tool_use"], **self.audit[-1]}))
         answered = bool(self.messages) and self.messages[-1] is not self._last  # results added
         if self.stage == "done" and not answered:
             return error  # the loop had already ended: it stays as it was
@@ -257,20 +214,22 @@ class AgentLoop:
             self.ended, self.explanation = "interrupted", t("loopcore.interrupted", stage=where, n=n)
         else:
             self.ended, self.explanation = "error", t("loopcore.failed", stage=where, error=what)
-        if self._listeners:
-            if answered:
-                self._told()
-            done = {"ended": self.ended, "reason": self.stop_reason}
-            self._emit(Event("done", {**done, "explanation": self.explanation}))
+        if answered:  # the results the loop added as it stopped
+            self._told()
+        done = {"ended": self.ended, "reason": self.stop_reason, "explanation": self.explanation}
+        self._emit(Event("done", done))
         return error
+
+    def _told(self) -> None:
+        """Tell the views of a message added outside the loop's events."""
+        self._emit(Event("append", {"message": self.messages[-1], "index": len(self.messages) - 1}))
 
     def ask(self, task: str) -> AgentLoop:
         """Add a new user message and get ready to run again (a follow-up question)."""
         if self.stage not in ("request", "done"):
             raise RuntimeError(f"finish the current turn first (next stage: {self.stage})")
         append(self.messages, task)
-        if self._listeners:
-            self._told()
+        self._told()
         self.stopped_at, self.stop_reason, self.ended, self.explanation = None, None, None, ""
         self._start(LoopResult(self.messages, start=len(self.messages) - 1))  # max_turns: per task
         return self
@@ -279,14 +238,13 @@ class AgentLoop:
         """Put the history back as it was when the loop was made, and start over."""
         self.messages[:] = self._given
         self._clear()
-        if self._listeners:
-            self._emit(Event("reset", {}))
+        self._emit(Event("reset", {}))
 
     def result(self) -> LoopResult:
         """The run of the current task, with the loop's counts (turns: of every task)."""
-        text, replies, how = self._run.final_text(), list(self.replies), self.explanation
-        run = replace(self._run, text=text, replies_usage=replies, explanation=how)
-        return replace(run, stop_reason=self.stop_reason, turns=self.turns, ended=self.ended)
+        replies, how, reason = list(self.replies), self.explanation, self.stop_reason
+        return replace(self._run, text=self._run.final_text(), replies_usage=replies,
+                       explanation=how, stop_reason=reason, turns=self.turns, ended=self.ended)  # fmt: skip
 
     def __repr__(self) -> str:
         return f"AgentLoop(stage={self.stage!r}, turns={self.turns}, messages={len(self.messages)})"

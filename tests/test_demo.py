@@ -22,6 +22,8 @@ from agentlab.fakeapi import thinking
 from agentlab.fakeapi.demo import classify, demo_reply, plan
 from agentlab.fakeapi.demo.words import Task
 from agentlab.fakeapi.offline import DemoClient, tool_use
+from agentlab.tools.task import task_tool
+from agentlab.tools.todo import REMINDER, TodoList
 from tests.seed_loop import seed_loop
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-4-5"
@@ -438,3 +440,406 @@ def test_short_words_with_a_slip_are_forgiven():
     """D3: "pyhton" was forgiven (5+ letters, one edit) but "mny" was not."""
     assert classify("how mny files") == "count_files"
     assert classify("hwo many fles are here") == "count_files"
+
+
+# --- planning with the todo tool, delegating with the task tool (lessons 06 and 07) --------
+
+PLAN_TASKS = {
+    "en": "Plan first, then: list the files, count the lines of agent.py, and report the largest file",
+    "zh": "先做个计划，然后：列出文件，统计 agent.py 的行数，再报告最大的文件",
+}
+HELPER_TASKS = {
+    "en": "Use a helper to find out which file defines main, then tell me",
+    "zh": "用一个助手查出哪个文件定义了 main，然后告诉我",
+}
+
+
+@pytest.fixture
+def project(workspace):
+    (workspace / "agent.py").write_text("import sys\n\n\ndef main():\n    print(sys.argv)\n")
+    return workspace
+
+
+def calls(messages):
+    """Each assistant turn's tool calls, as (name, input)."""
+    return [
+        [(b["name"], b["input"]) for b in m["content"] if b["type"] == "tool_use"]
+        for m in messages
+        if m["role"] == "assistant"
+    ]
+
+
+def planned(task, model=SONNET, **kw):
+    messages, todos, events = [{"role": "user", "content": task}], TodoList(), []
+    result = al.agent_loop(
+        messages, DemoClient(), tools=[al.bash], todos=todos, model=model,
+        on_event=events.append, **kw,
+    )  # fmt: skip
+    assert al.validate(messages) == []
+    return messages, todos, result, events
+
+
+def reminded_at(messages):
+    """Indexes of the user messages that end with the loop's reminder."""
+    return [
+        i
+        for i, m in enumerate(messages)
+        if m["role"] == "user"
+        and isinstance(m["content"], list)
+        and any(b["type"] == "text" and b["text"] == REMINDER for b in m["content"])
+    ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("model", [SONNET, HAIKU])
+def test_a_multi_step_task_with_the_todo_tool_is_planned_worked_reminded_and_reported(
+    project, lang, model
+):
+    messages, todos, result, events = planned(PLAN_TASKS[lang], model)
+    turns = calls(messages)
+    # 1. the list: one todo call per item, all in the first reply
+    assert [name for name, _ in turns[0]] == ["todo"] * 3
+    assert all(set(value) == {"text"} for _, value in turns[0])
+    # 2. the first item in progress, then the three pieces with bash alone
+    assert turns[1] == [("todo", {"id": "1", "status": "in_progress"})]
+    assert [[name for name, _ in t] for t in turns[2:5]] == [["bash"]] * 3
+    assert [t[0][1]["command"] for t in turns[2:5]] == [
+        "ls -la",
+        "wc -l < agent.py",
+        "ls -pS . | grep -v / | head -n 1",
+    ]
+    # 3. the reminder fires after the third round without todo, and only then ...
+    assert reminded_at(messages) == [10]
+    assert [e.kind for e in events].count("reminder") == 1
+    # ... and the very next reply brings the list up to date
+    assert turns[5] == [("todo", {"id": i, "status": "completed"}) for i in "123"]
+    # 4. a short report, once every item is completed
+    assert turns[6] == [] and result.stop_reason == "end_turn" and len(turns) == 7
+    assert [i["status"] for i in todos.items] == ["completed"] * 3
+    assert "agent.py" in result.text and "5" in result.text
+    assert ("清单" in result.text) == (lang == "zh")
+    # deterministic: the same task gives the same run
+    again, _, _, _ = planned(PLAN_TASKS[lang], model)
+    assert calls(again) == turns
+
+
+def test_with_enough_work_left_it_keeps_the_list_for_the_first_item_then_forgets(project):
+    task = "Plan first: count the files, list the files, count the lines of agent.py, then report the largest file"
+    messages, todos, result, _ = planned(task, HAIKU)
+    turns = calls(messages)
+    assert len(turns[0]) == 4 and turns[1] == [("todo", {"id": "1", "status": "in_progress"})]
+    assert turns[2][0][0] == "bash"
+    # the full cycle for item 1: completed, and the next one in progress, in one reply
+    assert turns[3] == [
+        ("todo", {"id": "1", "status": "completed"}),
+        ("todo", {"id": "2", "status": "in_progress"}),
+    ]
+    assert [t[0][0] for t in turns[4:7]] == ["bash"] * 3  # forgot the list: three rounds
+    assert reminded_at(messages) == [14]
+    assert turns[7] == [("todo", {"id": i, "status": "completed"}) for i in "234"]
+    assert [i["status"] for i in todos.items] == ["completed"] * 4
+    assert turns[-1] == [] and result.stop_reason == "end_turn"
+
+
+def test_the_plan_is_read_from_the_tool_use_history_so_a_second_task_continues_the_ids(project):
+    todos = TodoList()
+    messages = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    al.agent_loop(messages, DemoClient(), tools=[al.bash], todos=todos)
+    messages.append({"role": "user", "content": "Plan first: count the files and list the files"})
+    al.agent_loop(messages, DemoClient(), tools=[al.bash], todos=todos)
+    assert al.validate(messages) == []
+    assert [i["id"] for i in todos.items] == ["1", "2", "3", "4", "5"]
+    assert [i["status"] for i in todos.items] == ["completed"] * 5
+
+
+def test_without_the_todo_tool_or_with_one_step_there_is_no_plan(project):
+    plain = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    run(plain)
+    assert all(name == "bash" for turn in calls(plain) for name, _ in turn)
+    one, todos, result, events = planned("How many .py files are here?")
+    assert [[n for n, _ in t] for t in calls(one)] == [["bash"], []] and todos.items == []
+    assert "reminder" not in [e.kind for e in events]
+
+
+def test_a_refused_todo_call_does_not_make_it_try_forever(project):
+    @al.tool
+    def todo(id: str = "", text: str = "", status: str = "") -> str:
+        """A todo tool that refuses everything."""
+        raise ValueError("the list is locked")
+
+    messages = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash, todo])
+    assert al.validate(messages) == [] and result.stop_reason == "end_turn"
+    assert [t[0][0] for t in calls(messages)[:-1]] == ["todo", "bash", "bash", "bash"]
+    assert "agent.py" in result.text
+
+
+def test_the_plan_streams_as_it_runs_unstreamed(project):
+    streamed, _, result, _ = planned(PLAN_TASKS["en"], stream=True)
+    plain, _, _, _ = planned(PLAN_TASKS["en"])
+    assert calls(streamed) == calls(plain) and result.stop_reason == "end_turn"
+
+
+def parent_and_child(task, model=SONNET):
+    client = DemoClient()
+    tools = [al.bash]
+    tools.append(task_tool(client, tools))
+    messages = [{"role": "user", "content": task}]
+    result = al.agent_loop(messages, client, tools=tools, model=model)
+    assert al.validate(messages) == []
+    return client, messages, result
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("model", [SONNET, HAIKU])
+def test_asked_to_use_a_helper_it_delegates_and_answers_from_the_summary(project, lang, model):
+    client, messages, result = parent_and_child(HELPER_TASKS[lang], model)
+    turns = calls(messages)
+    assert len(turns) == 2 and [name for name, _ in turns[0]] == ["task"]
+    prompt = turns[0][0][1]["prompt"]
+    assert "main" in prompt and "helper" not in prompt and "助手" not in prompt  # self-contained
+    # the child: a fresh history (the prompt alone), tools without task, bash, then a summary
+    children = [r for r in client.requests if r["messages"][0]["content"] == prompt]
+    assert children and all(len(children[0]["messages"]) <= len(r["messages"]) for r in children)
+    assert children[0]["messages"] == [{"role": "user", "content": prompt}]
+    assert all({t["name"] for t in r["tools"]} == {"bash"} for r in children)
+    child = [{"role": "user", "content": prompt}]
+    child_result = al.agent_loop(child, DemoClient(), tools=[al.bash], model=model)
+    assert al.validate(child) == [] and [n for t in calls(child) for n, _ in t] == ["bash"]
+    assert "agent.py" in child_result.text and "not Claude" not in child_result.text
+    assert "Claude" not in child_result.text  # the summary is for the parent: unsigned
+    # back in the parent: the tool_result is the child's final text, and the answer uses it
+    (tool_result,) = [b for b in messages[2]["content"] if b["type"] == "tool_result"]
+    summary = tool_result["content"]
+    summary = summary if isinstance(summary, str) else summary[0]["text"]
+    assert summary == child_result.text
+    assert summary in result.text and "Claude" in result.text  # the parent's answer is signed
+
+
+def test_without_the_task_tool_the_same_task_is_done_directly(project):
+    messages = [{"role": "user", "content": HELPER_TASKS["en"]}]
+    result = run(messages)
+    assert [n for t in calls(messages) for n, _ in t] == ["bash"]
+    assert "agent.py" in result.text and "main" in result.text
+
+
+def test_a_helper_with_nothing_to_say_is_reported_as_such():
+    from agentlab.tools.base import Tool
+
+    quiet = Tool(
+        "task",
+        "a helper",
+        {"type": "object", "properties": {"prompt": {"type": "string"}}},
+        lambda prompt: "(no summary)",
+    )
+    messages = [{"role": "user", "content": HELPER_TASKS["en"]}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash, quiet])
+    assert al.validate(messages) == [] and "did not bring back a summary" in result.text
+
+
+@pytest.mark.parametrize(
+    "task, name",
+    [
+        ("Which file defines main?", "main"),
+        ("where is main defined", "main"),
+        ("find the definition of main", "main"),
+        ("哪个文件定义了 main？", "main"),
+    ],
+)
+def test_which_file_defines_a_name(project, task, name):
+    assert classify(task) == "defines"
+    messages = [{"role": "user", "content": task}]
+    result = run(messages)
+    assert "agent.py" in result.text and f"`{name}`" in result.text
+
+
+@pytest.mark.parametrize(
+    "task, intents",
+    [
+        (PLAN_TASKS["en"], ["list", "lines", "largest"]),
+        ("Make a todo list: count the .py files and find the TODO comments", ["count_files", "search"]),
+        ("Plan this: 1) list the files 2) count the lines of agent.py 3) report the largest file", ["list", "lines", "largest"]),
+        ("Count the files, then count the folders, then show the newest file", ["count_files", "count_folders", "newest"]),
+        ("How many files and folders are here?", ["count_files"]),  # one task: "and" is not split
+        (PLAN_TASKS["zh"], ["list", "lines", "largest"]),
+        ("用待办清单规划：统计文件数量，列出 Python 文件，然后找出最大的文件", ["count_files", "list", "largest"]),
+        ("先规划一下：1. 列出文件 2. 统计 agent.py 的行数 3. 报告最大的文件", ["list", "lines", "largest"]),
+    ],
+)  # fmt: skip
+def test_the_pieces_of_a_task_as_docs_reference_demo_lists_them(task, intents):
+    from agentlab.fakeapi.demo.planning import pieces
+
+    assert [p.intent for _, p in pieces(Task(task))] == intents
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Ask a subagent to count the lines of agent.py and report back",
+        "Investigate which file defines main",
+        "派一个子代理统计 agent.py 的行数，然后告诉我",
+        "让助手找出哪个文件定义了 main",
+    ],
+)
+def test_the_helper_phrasings_in_the_docs_delegate_and_bring_back_the_answer(project, task):
+    client, messages, result = parent_and_child(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [["task"], []]
+    assert "agent.py" in result.text and "(no summary)" not in result.text
+
+
+def test_a_task_tool_by_another_case_with_more_required_fields_gets_them_filled():
+    schema = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"},
+            "prompt": {"type": "string"},
+            "subagent_type": {"type": "string"},
+        },
+        "required": ["description", "prompt", "subagent_type"],
+    }
+    tools = [{"name": "Task", "description": "a helper", "input_schema": schema}]
+    messages = [{"role": "user", "content": HELPER_TASKS["en"]}]
+    (use,) = [
+        b
+        for b in demo_reply({"model": HAIKU, "messages": messages, "tools": tools})
+        if b["type"] == "tool_use"
+    ]
+    assert use["name"] == "Task" and set(use["input"]) == {"description", "prompt", "subagent_type"}
+    assert use["input"]["prompt"].startswith("Find out which file defines main.")
+    assert 0 < len(use["input"]["description"]) <= 60
+
+
+def test_the_stepper_runs_the_same_plan_one_stage_at_a_time(project):
+    todos = TodoList()
+    loop = al.AgentLoop(DemoClient(), PLAN_TASKS["en"], tools=[al.bash], todos=todos)
+    stages = []
+    while loop.ended is None:
+        stages.append(loop.step())
+    plain, _, _, _ = planned(PLAN_TASKS["en"])
+    assert calls(loop.messages) == calls(plain) and al.validate(loop.messages) == []
+    assert reminded_at(loop.messages) == [10] and len(stages) > len(loop.messages)
+
+
+def test_the_report_cuts_long_outputs_and_words_inside_a_piece_are_not_split(project):
+    for n in range(30):
+        (project / f"f{n:02d}.txt").write_text("x\n")
+    messages, _, result, _ = planned(PLAN_TASKS["en"], HAIKU)
+    assert "f29.txt" not in result.text and "..." in result.text  # ls -la, cut to 8 lines
+    assert "agent.py has 5 lines" in result.text
+    from agentlab.fakeapi.demo.planning import pieces
+
+    newest = pieces(Task("先做计划：找出最后修改的文件，再统计文件数量"))
+    assert [p.intent for _, p in newest] == ["newest", "count_files"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Investigate which file in shop/ defines compute_tax.",
+        "调查一下 shop/ 里哪个文件定义了 compute_tax",
+    ],
+)
+def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(project, task):
+    (project / "shop").mkdir()
+    (project / "shop" / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef compute_tax(total):\n    return 0\n"
+    )
+    (project / "compute_tax.py").write_text("def compute_tax():\n    pass\n")  # outside shop/
+    client, messages, result = parent_and_child(task, HAIKU)
+    child = [r for r in client.requests if "task" not in {t["name"] for t in r["tools"]}]
+    (command,) = {
+        b["input"]["command"]
+        for r in child
+        for m in r["messages"]
+        for b in m["content"]
+        if isinstance(m["content"], list) and b["type"] == "tool_use"
+    }
+    assert command.endswith("compute_tax\\b' shop | head -n 20")
+    assert "shop/tax.py" in result.text
+    assert "line 4" in result.text or "第 4 行" in result.text
+
+
+def test_with_two_rounds_of_work_the_list_is_kept_up_to_date_and_no_reminder_fires(project):
+    (project / "test_agent.py").write_text("def test_loop():\n    assert True\n")
+    task = "Find the TODO lines, count the test files, then write a short report."
+    messages, todos, result, events = planned(task, HAIKU)
+    assert [[n for n, _ in t] for t in calls(messages)] == [
+        ["todo", "todo"], ["todo"], ["bash"], ["todo", "todo"], ["bash"], ["todo"], []
+    ]  # fmt: skip
+    assert reminded_at(messages) == [] and "reminder" not in [e.kind for e in events]
+    assert [i["status"] for i in todos.items] == ["completed"] * 2
+    assert "1 test file" in result.text and "TODO" in result.text
+
+
+def test_a_todo_tool_that_takes_the_whole_list_gets_the_whole_list_each_time(project):
+    # A stand-in shaped like Claude Code's TodoWrite (an array of items with a status);
+    # its real schema is not published, so this one is ours.
+    item = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+            "activeForm": {"type": "string"},
+        },
+        "required": ["content", "status", "activeForm"],
+    }
+    schema = {"type": "object", "properties": {"todos": {"type": "array", "items": item}}}
+    kept: list = []
+
+    def write(todos):
+        kept[:] = todos
+        return "ok"
+
+    board = al.Tool("TodoWrite", "Write the whole todo list.", schema, write)
+    messages = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash, board], model=HAIKU)
+    assert al.validate(messages) == [] and result.stop_reason == "end_turn"
+    lists = [
+        [i["status"] for i in v["todos"]] for t in calls(messages) for n, v in t if n == "TodoWrite"
+    ]
+    assert lists == [
+        ["pending"] * 3,
+        ["in_progress", "pending", "pending"],
+        ["completed"] * 3,  # no reminder here: it brings the list up to date at the end
+    ]
+    assert [i["content"] for i in kept] == [
+        "List the files",
+        "Count the lines of agent.py",
+        "Report the largest file",
+    ]
+    assert all(i["activeForm"] == i["content"] for i in kept)
+
+
+def test_a_long_task_is_read_only_so_far_for_its_pieces(monkeypatch):
+    from agentlab.fakeapi.demo import planning
+
+    seen = []
+    monkeypatch.setattr(
+        planning, "plan", lambda task, listed=None: seen.append(task) or plan(task, listed)
+    )
+    found = planning.pieces(Task("ab, " * 16000 + "count the files and " * 3000))
+    assert found == [] and len(seen) <= planning.MAX_CHUNKS * (planning.MAX_PIECES + 2)
+    seen.clear()
+    assert len(planning.pieces(Task("count the files and " * 3000))) == planning.MAX_PIECES
+    assert len(seen) <= planning.MAX_PIECES + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        st.lists(
+            st.sampled_from([*VOCABULARY, ",", "then", "and", "plan", "helper", "，", "然后"]),
+            max_size=16,
+        ).map(" ".join),
+    )
+)
+def test_any_task_with_the_todo_and_task_tools_gets_a_reply_that_calls_only_tools_offered(task):
+    from agentlab.tools.todo import todo_tool
+
+    tools = [al.bash.definition, todo_tool(TodoList()).definition, task_tool(None, []).definition]
+    content = demo_reply(
+        {"model": HAIKU, "messages": [{"role": "user", "content": task or "x"}], "tools": tools}
+    )
+    assert isinstance(content, list) and content
+    assert {b["name"] for b in content if b["type"] == "tool_use"} <= {"bash", "todo", "task"}

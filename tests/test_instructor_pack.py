@@ -137,6 +137,22 @@ def test_the_table_goes_between_the_markers(tmp_path):
     assert page.read_text("utf-8") == f"before\n{tl.START}\nnew table\n{tl.END}\nafter\n"
 
 
+def test_timing_some_lessons_keeps_the_rows_of_the_others(tmp_path):
+    tl = _time_lessons()
+    page = tmp_path / "plan.md"
+    rows = [
+        "| 01_a | 10 | 1 | 2 | c1 (1.0 s) | 3 | 2 |",
+        "| 02_b | 20 | 1 | 2 | c2 (1.0 s) | 3 | 2 |",
+    ]
+    page.write_text(
+        f"{tl.START}\n| lesson |\n| --- |\n" + "\n".join(rows) + f"\n\nMeasured\n{tl.END}\n"
+    )
+    assert tl.other_rows(page, ["02_b"]) == rows[:1]
+    new = tl.Timing("02_b", 40, 0, 1, 5.0, "c9 (4.0 s)", 4, 2)
+    table = tl.table([new], False, tl.other_rows(page, ["02_b"])).splitlines()
+    assert table[2:] == [rows[0], "| 02_b | 40 | 1 | 5 | c9 (4.0 s) | 4 | 2 |"]
+
+
 def test_the_plan_holds_measured_timings_for_every_lesson():
     tl = _time_lessons()
     lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("0[0-9]_*.ipynb"))
@@ -151,7 +167,7 @@ def test_every_lesson_has_an_exit_ticket_of_three_questions_with_answers():
     for name in ("exit-tickets.md", "exit-tickets.zh.md"):
         page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
         questions, key = re.split(r"\n## (?:Key|答案)\n", page)
-        for n in ("01", "02", "03", "04", "05"):
+        for n in ("01", "02", "03", "04", "05", "06", "07"):
             section = re.search(
                 rf"\n## (?:Lesson {n}|第 {n} 课)[^\n]*\n(.*?)(?=\n## |\Z)", questions, re.S
             )

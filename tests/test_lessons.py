@@ -172,7 +172,7 @@ def test_each_lesson_asks_for_predictions_names_exercises_and_cites_docs(path):
     assert predictions >= (5 if path.name.startswith("01_") else 3), predictions
     text = "\n".join(markdown)
     assert "## Further reading" in text
-    assert re.search(r"\]\(exercises/0[1-7]_\w+\.ipynb\)", text), "no exercise named"
+    assert re.search(r"\]\(exercises/(0[1-9]|10)_\w+\.ipynb\)", text), "no exercise named"
 
 
 def test_every_notebook_keeps_nbval_markers_in_tags_not_in_code():
@@ -307,7 +307,13 @@ def test_the_cli_gives_students_cleared_copies_unless_asked(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["01_the_agent_loop.ipynb", "02_stepping_through.ipynb", "exercises/02_decide.ipynb"]
+    "name",
+    [
+        "01_the_agent_loop.ipynb",
+        "02_stepping_through.ipynb",
+        "06_planning.ipynb",
+        "exercises/02_decide.ipynb",
+    ],
 )
 def test_a_cleared_copy_runs_top_to_bottom(tmp_path, name):
     nbclient = pytest.importorskip("nbclient")

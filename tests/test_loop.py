@@ -461,6 +461,17 @@ def test_the_loop_file_holds_the_four_stages_and_the_loop_and_imports_no_upper_l
     assert len(source.splitlines()) <= 320
 
 
+def test_the_stepper_is_a_thin_wrapper_over_the_loop():
+    """stepper.py only advances ``steps``: no loop of its own, small enough to read."""
+    import inspect
+
+    import agentlab.stepper as stepper_module
+
+    source = inspect.getsource(stepper_module)
+    assert "steps(" in source and "while True:" not in source
+    assert len(source.splitlines()) <= 250
+
+
 # --- a loop over a history that ends on the model's turn -------------------
 
 

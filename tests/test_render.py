@@ -67,7 +67,7 @@ SAFE_ATTRIBUTES = {
     "font-weight", "text-anchor", "x", "y", "x1", "y1", "x2", "y2", "rx", "d", "points",
     "transform", "id", "refx", "refy", "markerwidth", "markerheight", "markerunits", "orient",
     "marker-end", "fill", "stroke", "data-node", "data-state", "data-edge", "data-hot",
-    "data-tag", "data-stage", "data-running", "data-ended", "data-id",
+    "data-tag", "data-stage", "data-running", "data-ended", "data-id", "aria-hidden",
 }  # fmt: skip
 
 
@@ -728,3 +728,49 @@ def test_a_command_to_approve_is_shown_whole_inert_and_with_its_escapes() -> Non
     other = whole_input_html({"path": "a.txt", "text": EVIL})
     assert_inert(other)
     assert "a.txt" in other
+
+
+# --------------------------------------------------------------------------- the todo panel
+
+
+def test_todo_html_gives_each_status_a_mark_and_a_word_and_escapes_everything() -> None:
+    from agentlab.views.render import todo_html
+
+    items = [
+        {"id": "1", "text": "done one", "status": "completed"},
+        {"id": "2", "text": EVIL, "status": "in_progress"},
+        {"id": "3", "text": "later", "status": "pending"},
+        {"id": "4", "text": "odd", "status": '"><script>x</script>'},  # a status set by hand
+    ]
+    html = todo_html(items, 1, reminder=(7, EVIL), changed=["2"])
+    assert_inert(html)
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    assert "✓1. done onedone" in text and "○3. laterto do" in text
+    assert f"▶2. {EVIL}in progress" in text  # the model's words, as words
+    assert "Reminder added after the tool_results of messages[7]:" in text
+    assert "1 of 4 done" in text and "1 round since the last todo call" in text
+    classes = re.findall(r'<li class="([^"]*)"', html)
+    assert classes == [
+        "al-todo-completed",
+        "al-todo-in_progress al-fresh",
+        "al-todo-pending",
+        "al-todo-pending",  # an unknown status: drawn as pending, its word escaped
+    ]
+    assert "al-due" not in html and "al-due" in todo_html([], 3)
+    assert "No plan yet" in todo_html([], 0) and "al-reminder-note" not in todo_html([], 0)
+
+
+def test_a_reminder_is_marked_only_after_the_results_of_its_message() -> None:
+    from agentlab.tools.todo import REMINDER
+
+    messages = tool_turn()
+    messages[2]["content"].append({"type": "text", "text": REMINDER})
+    html = transcript_html(messages)
+    assert html.count('class="al-reminder"') == 1
+    assert html.index('<span class="al-kind">tool_result</span>') < html.index(
+        'class="al-reminder"'
+    )
+    other = tool_turn()
+    other[2]["content"].append({"type": "text", "text": "something else"})
+    assert 'class="al-reminder"' not in transcript_html(other)
+    assert transcript_html(other, reminders={2}).count('class="al-reminder"') == 1

@@ -863,3 +863,38 @@ def test_listening_beyond_this_machine_warns_in_one_line(monkeypatch, capsys):
     assert local == ""
     assert all(serve._loopback(h) for h in ("127.0.0.1", "::1", "localhost"))
     assert not any(serve._loopback(h) for h in ("0.0.0.0", "", "::"))
+
+
+def test_served_the_demo_plans_with_a_clients_todo_tool_and_delegates_to_its_task_tool(
+    tmp_path, monkeypatch
+):
+    from agentlab.tools.task import task_tool
+    from agentlab.tools.todo import TodoList, todo_tool
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.py").write_text("def main():\n    pass\n")
+    task = (
+        "Plan first, then: list the files, count the lines of agent.py, and report the largest file"
+    )
+    todos = TodoList()
+    schema = todo_tool(todos).definition  # what an outside client sends for its own todo tool
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        first = client.messages.create(
+            model=MODEL, max_tokens=1000, tools=[schema, al.bash.definition],
+            messages=[{"role": "user", "content": task}],
+        )  # fmt: skip
+        planned = [{"role": "user", "content": task}]
+        result = al.agent_loop(planned, client, tools=[al.bash], todos=todos, stream=True)
+        helper = [al.bash]
+        helper.append(task_tool(client, helper))
+        asked = [{"role": "user", "content": "Use a helper to find out which file defines main"}]
+        answer = al.agent_loop(asked, client, tools=helper, model=MODEL)
+    assert first.stop_reason == "tool_use" and first.id.startswith("msg_")
+    uses = [b for b in first.content if b.type == "tool_use"]
+    assert [b.name for b in uses] == ["todo"] * 3 and len({b.id for b in uses}) == 3
+    assert first.usage.output_tokens > 0
+    assert al.validate(planned) == [] and result.stop_reason == "end_turn"
+    assert [i["status"] for i in todos.items] == ["completed"] * 3
+    assert al.validate(asked) == [] and "agent.py" in answer.text
+    assert asked[1]["content"][-1]["name"] == "task"

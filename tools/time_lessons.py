@@ -1,8 +1,9 @@
 """Time a run-through of the lessons as a student gets them: minutes of reading and of running.
 
-    python tools/time_lessons.py                  # lessons 01-05, English
+    python tools/time_lessons.py                  # every lesson, English
     python tools/time_lessons.py --zh             # the Chinese lessons
     python tools/time_lessons.py --update docs/instructors/plan.md   # also write the table there
+    python tools/time_lessons.py --only 06 07 --update docs/instructors/plan.md  # those rows only
 
 The lessons are copied the way ``agentlab lessons`` copies them for students (every output
 cleared), then each one is run top to bottom, cell by cell, on the offline demo model, in its
@@ -108,20 +109,31 @@ def time_lesson(path: Path, timeout: int = 300) -> Timing:
     )
 
 
-def table(timings: list[Timing], chinese: bool) -> str:
+def table(timings: list[Timing], chinese: bool, kept: list[str] | None = None) -> str:
+    """The timings as a Markdown table; ``kept``: rows of other lessons, kept as they are."""
     head = (
         "| 课程 | 汉字 | 阅读（分钟） | 运行（秒） | 最慢的单元格 | 代码单元格 | 学生单元格 |"
         if chinese
         else "| lesson | words | reading (min) | running (s) | slowest cell | code cells | student cells |"
     )
-    rows = [head, "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
+    rows = list(kept or [])
     for t in timings:
         amount = f"{t.characters:,}（另有 {t.words:,} 个英文词）" if chinese else f"{t.words:,}"
         rows.append(
             f"| {t.lesson} | {amount} | {t.reading_minutes} | {t.running_seconds:.0f} | "
             f"{t.slowest} | {t.code_cells} | {t.student_cells} |"
         )
-    return "\n".join(rows)
+    return "\n".join([head, "| --- | ---: | ---: | ---: | --- | ---: | ---: |", *sorted(rows)])
+
+
+def other_rows(page: Path, lessons: list[str]) -> list[str]:
+    """The rows of the page's table for lessons other than ``lessons`` (timed earlier)."""
+    body = page.read_text("utf-8")
+    if START not in body:
+        return []
+    block = body.split(START, 1)[1].split(END, 1)[0]
+    rows = [line for line in block.splitlines() if re.match(r"\| \d\d_", line)]
+    return [row for row in rows if row.split(" | ")[0][2:] not in lessons]
 
 
 def note(chinese: bool) -> str:
@@ -174,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             timings.append(time_lesson(path))
             print(f"{time.monotonic() - started:5.1f} s  {path.name}", file=sys.stderr)
-    text = f"{table(timings, args.zh)}\n\n{note(args.zh)}"
+    kept = other_rows(args.update, [t.lesson for t in timings]) if args.update and args.only else []
+    text = f"{table(timings, args.zh, kept)}\n\n{note(args.zh)}"
     print(text)
     if args.update:
         update(args.update, text)

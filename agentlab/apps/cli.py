@@ -146,7 +146,10 @@ def _confirm(console: Any, read: Any = input) -> Any:
     from rich.text import Text
 
     from agentlab.terminal import command_lines, command_warnings
-    from agentlab.tools.policy import Verdict, describe_call, read_answer
+    from agentlab.tools.policy import Verdict, describe_call, prompt_verdict
+
+    def say(line: str) -> None:
+        console.print(Text(line, style="yellow"))
 
     def ask(call: Any) -> Verdict:
         command = describe_call(call)
@@ -160,18 +163,12 @@ def _confirm(console: Any, read: Any = input) -> Any:
         for warning in command_warnings(command):
             console.print(Text(warning, style="bold red"))
         while True:
-            try:
-                answer = read(t("cli.prompt")).strip()
-            except EOFError:
-                return Verdict.deny(t("cli.no_answer"))
-            what, rest = read_answer(answer)
-            if what == "approve":
-                return Verdict.approve()
-            if what == "deny":
-                return Verdict.deny(rest or t("result.denied_default"))
-            if what == "edit" and rest:
-                return Verdict.edit({"command": rest})
-            console.print(Text(t("cli.unknown_answer"), style="yellow"))
+            answer = prompt_verdict(read, say, t("cli.prompt"))
+            if not isinstance(answer, str):
+                return answer
+            if answer:  # "e <new command>"
+                return Verdict.edit({"command": answer})
+            say(t("cli.unknown_answer"))
 
     return ask
 

@@ -75,7 +75,7 @@ from agentlab.history import HistoryError, blocks, validate
 from agentlab.i18n import t
 from agentlab.loop import Event, Interrupted
 from agentlab.stepper import AgentLoop
-from agentlab.tools.policy import Verdict, describe_call, read_answer
+from agentlab.tools.policy import Verdict, describe_call, prompt_verdict
 
 __all__ = [
     "AgentMagics",
@@ -439,21 +439,11 @@ def ask_in_terminal(call: Any) -> Verdict:
             print(warning, flush=True)
     if many:
         print(many, flush=True)
-    while True:
-        try:
-            answer = input(t("magic.confirm_prompt")).strip()
-        except EOFError:
-            return Verdict.deny(t("cli.no_answer"))
-        what, rest = read_answer(answer)
-        if what == "approve":
-            return Verdict.approve()
-        if what == "deny":
-            return Verdict.deny(rest or t("result.denied_default"))
-        if what == "edit":
-            break
-        print(t("cli.unknown_answer"), flush=True)
+    answer = prompt_verdict(input, lambda line: print(line, flush=True), t("magic.confirm_prompt"))
+    if not isinstance(answer, str):
+        return answer
     try:
-        new = rest or input(t("magic.confirm_edit")).strip()
+        new = answer or input(t("magic.confirm_edit")).strip()
     except EOFError:
         return Verdict.deny(t("cli.no_answer"))
     data = getattr(call, "input", None) or {}

@@ -45,6 +45,7 @@ __all__ = [
     "as_verdict",
     "describe_call",
     "lesson_blocklist",
+    "prompt_verdict",
     "read_answer",
     "split_commands",
 ]
@@ -89,6 +90,27 @@ def read_answer(answer: str) -> tuple[str | None, str]:
     if word in ("e", "edit", "改"):
         return "edit", rest
     return None, rest
+
+
+def prompt_verdict(read: Callable[[str], str], say: Callable[[str], Any], prompt: str) -> Any:
+    """Ask at a terminal until the answer is understood (the CLI's and ``%agent``'s prompt).
+
+    Returns a Verdict for approve or deny (no answer at all: deny), or the edit's text
+    (a str, "" when the command is still to be asked for)."""
+    from agentlab.i18n import t
+
+    while True:
+        try:
+            what, rest = read_answer(read(prompt))
+        except EOFError:
+            return Verdict.deny(t("cli.no_answer"))
+        if what == "approve":
+            return Verdict.approve()
+        if what == "deny":
+            return Verdict.deny(rest or t("result.denied_default"))
+        if what == "edit":
+            return rest
+        say(t("cli.unknown_answer"))
 
 
 def as_verdict(answer: Any) -> Verdict:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlab.views.history_view import HistoryView
+from agentlab.views.history_view import HistoryColumns, HistoryView
 from agentlab.views.loop_view import LoopView
 from agentlab.views.pairing_view import PairingView
 
-__all__ = ["HistoryView", "LoopView", "PairingView", "show"]
+__all__ = ["HistoryColumns", "HistoryView", "LoopView", "PairingView", "show"]
 
 
 def show(messages_or_loop: Any) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from agentlab.history import Pairing, Problem, blocks, check_at, pairings, result_text
 from agentlab.i18n import t
 from agentlab.terminal import _BIDI, SPACES, visible
+from agentlab.tools.todo import REMIND_AFTER, REMINDER, STATUSES
 
 __all__ = [
     "PALETTE",
@@ -51,6 +52,7 @@ __all__ = [
     "pairing_rows_html",
     "pairing_table",
     "pairing_table_html",
+    "reminder_block_html",
     "result_html",
     "result_markdown",
     "role_of",
@@ -59,6 +61,7 @@ __all__ = [
     "short_id",
     "slots_style",
     "tn",
+    "todo_html",
     "tokens_svg",
     "totals_html",
     "transcript_html",
@@ -261,6 +264,32 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-columns{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin-top:8px}
 .al-left{flex:0 1 420px;min-width:0}
 .al-right{flex:1 1 340px;min-width:0}
+/* the todo panel: each item's status is a mark and a word, never a colour alone */
+ol.al-todo{list-style:none;margin:4px 0;padding:0}
+ol.al-todo li{display:flex;gap:6px;align-items:baseline;padding:2px 0;min-width:0}
+.al-todo-mark{font-family:var(--jp-code-font-family,ui-monospace,monospace);font-weight:700;flex:none;width:1.4em}
+.al-todo-text{overflow-wrap:anywhere;min-width:0;flex:1 1 auto}
+.al-todo-completed .al-todo-text{text-decoration:line-through;color:var(--al-muted)}
+.al-todo-in_progress .al-todo-text{font-weight:650}
+.al-todo-in_progress .al-todo-mark{color:var(--al-link)}
+.al-todo-completed .al-todo-mark{color:var(--al-ok)}
+.al-todo li .al-tag{flex:none;font-size:10px}
+.al-todo li.al-fresh{box-shadow:none;outline:2px solid color-mix(in srgb,var(--jp-brand-color1,#0969da) 55%,var(--al-fg));
+ outline-offset:1px;border-radius:4px}
+.al-todo-rounds{font-size:12px;color:var(--al-muted);margin-top:4px}
+.al-todo-rounds.al-due{color:var(--al-wait)}
+.al-reminder-note{border:1px dashed var(--al-wait);border-radius:6px;padding:4px 8px;margin-top:6px;font-size:12px}
+.al-reminder-note b,.al-reminder .al-tag{color:var(--al-wait)}
+.al-reminder{border:1px dashed var(--al-wait);border-radius:6px;padding:2px 8px;margin:5px 0}
+/* lesson 07: a helper's own LoopView, inside the parent's pending task call */
+.al-helper{border-left:4px solid var(--al-assistant);padding:4px 0 4px 10px;margin:0 0 10px 0;min-width:0}
+.al-helper-head{font-size:12px;margin:0 0 6px 0}
+.al-helper-prompt{font-family:var(--jp-code-font-family,ui-monospace,monospace);overflow-wrap:anywhere;margin:2px 0}
+.al-helper .al-loop{padding:8px 10px 10px 10px}
+.al-helper .al-helper-title{font-size:14px}
+/* histories side by side (HistoryView.side_by_side): columns that stack when narrow */
+.al-side{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
+.al-side>.al-side-col,.al-side .al-side-col{flex:1 1 320px;min-width:0}
 </style>"""
 STYLE = STYLE.replace("</style>", PAIR_STYLE + "\n</style>")
 
@@ -716,12 +745,19 @@ class Marks:
     time (the live view does the same as messages arrive). ``runs`` (see
     ``runs_of``) says which calls were edited or denied."""
 
-    def __init__(self, runs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        runs: Mapping[str, Mapping[str, Any]] | None = None,
+        reminders: Sequence[int] | set[int] = (),
+    ) -> None:
         self.pairs: dict[str, Pair] = {}
         self.notes: dict[str, str] = {}  # tool_use id -> "answered in messages[3]: ok"
         self.problems: dict[int, list[Problem]] = {}  # message index -> rules it breaks
         self.runs: dict[str, Mapping[str, Any]] = dict(runs or {})
         self.slots = 0  # the most tool calls in one message (see ``slots_style``)
+        # messages whose text after the tool_results is the harness's reminder (lesson 06):
+        # told by a loop's "reminder" event, or found by its wording in a plain history
+        self.reminders: set[int] = set(reminders or ())
 
     def pair_for(self, tool_id: Any, slot: int = 0) -> Pair:
         key = str(tool_id)
@@ -739,6 +775,10 @@ class Marks:
             self.pair_for(b.get("id"), slot)
             self.notes[str(b.get("id"))] = t("view.pair.waiting")
         self.slots = max(self.slots, len(uses))
+        if role_of(message) == "results" and any(
+            b.get("type") == "text" and b.get("text") == REMINDER for b in blocks(message)
+        ):
+            self.reminders.add(i)
         found = check_at(i, prev, message, pending_ok=True)
         earlier = [p for p in found if p.index is not None and p.index < i]
         self.problems.setdefault(i, []).extend(p for p in found if p not in earlier)
@@ -812,6 +852,8 @@ def card_html(
         elif b.get("type") == "tool_result":
             pair = marks.result_pair(messages, i, b)
             parts.append(block_html(b, pair, result_note(i, pair)))
+        elif b.get("type") == "text" and i in marks.reminders:
+            parts.append(reminder_block_html(block_html(b)))
         else:
             parts.append(block_html(b))
     parts.append(flags_html(marks.problems.get(i, [])))
@@ -819,6 +861,60 @@ def card_html(
     state = " open" if open or flagged else ""
     css = f"al-card al-card-{role}" + (" al-fresh" if fresh else "")
     return f'<details class="{css}"{state}>{"".join(parts)}</details>'
+
+
+def reminder_block_html(text_html: str) -> str:
+    """A text block the harness added after the tool_results (the todo reminder), marked so."""
+    tip = escape(t("view.todo.reminder_tag.tip"))
+    tag = f'<span class="al-tag" title="{tip}">⚑ {escape(t("view.todo.reminder_tag"))}</span>'
+    return f'<div class="al-reminder">{tag}{text_html}</div>'
+
+
+def todo_html(
+    items: Sequence[Mapping[str, Any]],
+    rounds_since: int = 0,
+    *,
+    reminder: tuple[int, str] | None = None,
+    changed: Sequence[str] = (),
+    remind_after: int = REMIND_AFTER,
+) -> str:
+    """The plan as the harness holds it (a ``TodoList``'s ``items``): one line per item
+    with a mark and a word for its status, the rounds since the last ``todo`` call,
+    and ``reminder`` (``(index, text)``: the reminder just added to ``messages[index]``).
+    ``changed``: the ids the last ``todo`` call changed, marked."""
+    marks = {"pending": "○", "in_progress": "▶", "completed": "✓"}
+    rows = []
+    for item in items:
+        status = str(item.get("status"))
+        known = status if status in STATUSES else "pending"  # a class name: never model text
+        fresh = str(item.get("id")) in changed
+        tag = ""
+        if fresh:
+            tip = escape(t("view.todo.changed.tip"))
+            tag = f'<span class="al-tag al-fresh-tag" title="{tip}">{escape(t("view.todo.changed"))}</span>'
+        word = t(f"view.todo.{known}") if status in STATUSES else status
+        rows.append(
+            f'<li class="al-todo-{known}{" al-fresh" if fresh else ""}">'
+            f'<span class="al-todo-mark" aria-hidden="true">{marks[known]}</span>'
+            f'<span class="al-todo-text">{escape(item.get("id"))}. {escape(item.get("text"))}</span>'
+            f'<span class="al-tag">{escape(word)}</span>{tag}</li>'
+        )
+    if rows:
+        done = sum(1 for i in items if i.get("status") == "completed")
+        counts = escape(t("view.todo.counts", done=done, n=len(items)))
+        body = f'<div class="al-muted">{counts}</div><ol class="al-todo">{"".join(rows)}</ol>'
+    else:
+        body = f'<div class="al-muted">{escape(t("view.todo.empty"))}</div>'
+    due = " al-due" if rounds_since >= remind_after else ""
+    rounds = tn("view.todo.rounds", rounds_since, after=remind_after)
+    body += f'<div class="al-todo-rounds{due}">{escape(rounds)}</div>'
+    if reminder is not None:
+        index, text = reminder
+        body += (
+            f'<div class="al-reminder-note"><b>⚑ {escape(t("view.todo.reminded", i=index))}</b> '
+            f"{escape(text)}</div>"
+        )
+    return f'<div class="al-panel al-todos">{section(t("view.todo.title"))}{body}</div>'
 
 
 def is_open(i: int, n: int) -> bool:
@@ -847,11 +943,13 @@ def transcript_html(
     runs: Mapping[str, Mapping[str, Any]] | None = None,
     durations: Mapping[str, float] | None = None,
     fresh: int | None = None,
+    reminders: Sequence[int] | set[int] = (),
 ) -> str:
     """A whole history as cards (earlier turns folded), plus its table of tool
     pairs: what a saved notebook shows where widgets cannot run. ``fresh``: the
-    index of the card the last stage added, marked as such."""
-    marks = Marks(runs)
+    index of the card the last stage added, marked as such; ``reminders``: the
+    messages whose text after the results the harness added (see ``Marks``)."""
+    marks = Marks(runs, reminders)
     n = len(messages)
     for i in range(n):
         marks.add(messages, i)

@@ -28,7 +28,8 @@ from typing import Any
 
 from agentlab import models
 from agentlab.fakeapi import thinking
-from agentlab.fakeapi.demo.intents import INTENTS, Plan, Step, plan
+from agentlab.fakeapi.demo import planning
+from agentlab.fakeapi.demo.intents import INTENTS, Plan, Step, plan, progress
 from agentlab.fakeapi.demo.strings import say
 from agentlab.fakeapi.demo.words import Task
 from agentlab.history import as_dict, blocks
@@ -89,20 +90,22 @@ def _output(result: Mapping[str, Any], asked: str) -> Step:
     return Step(asked, ran, out.rstrip(), -1 if code is None else code)
 
 
-def _turns(messages: list[dict[str, Any]]) -> list[list[Step]]:
-    """The tool turns in these messages: one list of Steps per assistant turn."""
+def _turns(messages: list[dict[str, Any]], only: str | None = None) -> list[list[Step]]:
+    """The tool turns in these messages: one list of Steps per assistant turn
+    (``only``: the turns that call this tool, and only its results)."""
     turns: list[list[Step]] = []
     asked: dict[str, str] = {}
     for m in messages:
         bs = blocks(m)
-        uses = [b for b in bs if b.get("type") == "tool_use"]
-        if m.get("role") == "assistant" and uses:
+        uses = [b for b in bs if b.get("type") == "tool_use" and only in (None, b.get("name"))]
+        if m.get("role") == "assistant":
             asked = {str(b.get("id")): str((b.get("input") or {}).get("command", "")) for b in uses}
-            turns.append([])
+            if uses:
+                turns.append([])
         elif m.get("role") == "user" and turns:
             for b in bs:
-                if b.get("type") == "tool_result":
-                    turns[-1].append(_output(b, asked.get(str(b.get("tool_use_id")), "")))
+                if b.get("type") == "tool_result" and str(b.get("tool_use_id")) in asked:
+                    turns[-1].append(_output(b, asked[str(b.get("tool_use_id"))]))
     return turns
 
 
@@ -281,6 +284,14 @@ def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[st
     task = _task_of(messages)
     lang = language(task)
     shape = _Shape(params, lang, first=not _turns(messages[start + 1 :]))
+    if shell is not None:
+        shape.shell = shell
+    shape.signed = not planning.is_helper(task)  # a helper's summary goes to its parent
+    if not tools_off:  # a plan with the todo tool, or a helper with the task tool
+        args = (messages, start, task, lang, shape, _listed(messages[:start]), _turns)
+        special = planning.reply(params, *args, has_shell=shell is not None)
+        if special is not None:
+            return special
     found = plan(task, _listed(messages[:start]))
     if found is None:
         space = "" if lang == "zh" else " "
@@ -291,44 +302,15 @@ def _planned(params: Mapping[str, Any], tools_off: bool = False) -> list[dict[st
         return shape.answer("think.cannot", say(lang, "tools_off"))
     if shell is None:
         return shape.answer("think.cannot", say(lang, "no_bash"))
-    shape.shell = shell
     return _next(found, _turns(messages[start + 1 :]), lang, shape)
 
 
 def _next(p: Plan, turns: list[list[Step]], lang: str, shape: _Shape) -> list[dict[str, Any]]:
     """The next reply for plan ``p`` after these tool turns."""
-    sequence, fell_back, done = p.steps, 0, 0  # fell_back: how many fallbacks were taken
-    for n, turn in enumerate(turns):
-        bad = next((s for s in turn if s.code not in p.ok_codes), None)
-        if bad is None:
-            done += 1
-            continue
-        if fell_back < len(p.fallbacks) and p.fallback_if in bad.out:
-            values = dict(p.intro_values)
-            if fell_back < len(p.fallback_values):
-                values.update(p.fallback_values[fell_back])
-            sequence, fell_back = sequence[:done] + p.fallbacks[fell_back], fell_back + 1
-            if n == len(turns) - 1:
-                note = say(lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **values)
-                return shape.calls(note, sequence[done])
-            continue
-        why = bad.out.splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"
-        return shape.answer("think.failed", say(lang, "failed", cmd=bad.ran, why=why), bad.ran)
-    steps = [s for turn in turns for s in turn]
-    edited = next((s for s in steps if s.ran != s.asked), None)
-    if edited is not None:
-        text = say(lang, "edited", asked=edited.asked, ran=edited.ran, out=edited.out)
-        return shape.answer("think.answer", text, edited.ran)
-    if done < len(sequence):
-        if done:
-            intro = say(lang, "intro.check")
-        else:
-            values = dict(p.intro_values)
-            if values.get("where") == ".":
-                values["where"] = say(lang, "here")
-            intro = say(lang, p.intro, **values)
-        return shape.calls(intro, sequence[done])
-    return shape.answer("think.answer", p.answer(lang, steps), steps[-1].ran if steps else "")
+    move = progress(p, turns, lang)
+    if move.commands:
+        return shape.calls(move.text, move.commands)
+    return shape.answer(move.note, move.text, move.cmd)
 
 
 class _Shape:
@@ -349,6 +331,7 @@ class _Shape:
         return [block] if self.thinks else []
 
     shell: tuple[str, dict[str, Any]] = ("bash", {})
+    signed = True  # a helper's summary for its parent is not signed (see planning.py)
 
     def _input(self, command: str) -> dict[str, Any]:
         """The shell tool's input: the command, and what else its schema requires (Claude
@@ -364,10 +347,13 @@ class _Shape:
         return value
 
     def calls(self, intro: str, commands: list[str]) -> list[dict[str, Any]]:
-        """Text, then tool calls. A model that thinks adaptively says the text in its
-        thinking (hidden unless the display shows it), not as a text block."""
-        name = self.shell[0]
-        uses = [{"type": "tool_use", "name": name, "input": self._input(c)} for c in commands]
+        """Text, then shell tool calls, one per command."""
+        return self.uses(intro, [(self.shell[0], self._input(c)) for c in commands])
+
+    def uses(self, intro: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Text, then tool calls (name, input). A model that thinks adaptively says the
+        text in its thinking (hidden unless the display shows it), not as a text block."""
+        uses = [{"type": "tool_use", "name": name, "input": value} for name, value in calls]
         if self.thinks and self.mode != "enabled":
             return self._think(intro) + uses
         return self._think(intro) + [{"type": "text", "text": intro}] + uses
@@ -382,7 +368,7 @@ class _Shape:
             return self._think(hidden) + [
                 {"type": "text", "text": json.dumps(data, ensure_ascii=False)}
             ]
-        signed = f"{text}\n\n{say(self.lang, 'sign')}"
+        signed = f"{text}\n\n{say(self.lang, 'sign')}" if self.signed else text
         return self._think(hidden) + [{"type": "text", "text": signed}]
 
 

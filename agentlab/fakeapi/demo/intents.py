@@ -60,6 +60,54 @@ class Plan:
     ok_codes: tuple[int, ...] = (0,)
 
 
+@dataclass
+class Move:
+    """What a plan does next: run ``commands`` (saying ``text`` first), or, with no
+    commands, answer ``text`` (``note``: the key of its hidden thinking)."""
+
+    text: str
+    commands: list[str] = field(default_factory=list)
+    note: str = "think.answer"
+    cmd: str = ""  # the command the answer rests on
+
+
+def progress(p: Plan, turns: list[list[Step]], lang: str) -> Move:
+    """The next move of plan ``p`` after these tool turns: the next step, a fallback
+    when a step failed, or the answer once every step is done (or one failed)."""
+    sequence, fell_back, done = p.steps, 0, 0  # fell_back: how many fallbacks were taken
+    for n, turn in enumerate(turns):
+        bad = next((s for s in turn if s.code not in p.ok_codes), None)
+        if bad is None:
+            done += 1
+            continue
+        if fell_back < len(p.fallbacks) and p.fallback_if in bad.out:
+            values = dict(p.intro_values)
+            if fell_back < len(p.fallback_values):
+                values.update(p.fallback_values[fell_back])
+            sequence, fell_back = sequence[:done] + p.fallbacks[fell_back], fell_back + 1
+            if n == len(turns) - 1:
+                note = say(lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **values)
+                return Move(note, sequence[done])
+            continue
+        why = bad.out.splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"
+        return Move(say(lang, "failed", cmd=bad.ran, why=why), [], "think.failed", bad.ran)
+    steps = [s for turn in turns for s in turn]
+    edited = next((s for s in steps if s.ran != s.asked), None)
+    if edited is not None:
+        text = say(lang, "edited", asked=edited.asked, ran=edited.ran, out=edited.out)
+        return Move(text, [], "think.answer", edited.ran)
+    if done < len(sequence):
+        if done:
+            intro = say(lang, "intro.check")
+        else:
+            values = dict(p.intro_values)
+            if values.get("where") == ".":
+                values["where"] = say(lang, "here")
+            intro = say(lang, p.intro, **values)
+        return Move(intro, sequence[done])
+    return Move(p.answer(lang, steps), [], "think.answer", steps[-1].ran if steps else "")
+
+
 @dataclass(frozen=True)
 class Intent:
     name: str
@@ -174,12 +222,73 @@ def plan_search(task: Task, _listed: str | None) -> Plan | None:
     return Plan("search", [[cmd]], answer, ok_codes=(0, 1))
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_NAMES = _STOP | {"which", "what", "where", "is", "are", "was", "defines", "define", "defined"}
+_NOT_NAMES |= {"function", "class", "method", "variable", "name", "find", "out", "tell", "then"}
+_NOT_NAMES |= {"bash", "use", "helper", "reply", "summary", "short"}
+
+
+def _defined_name(task: Task) -> str | None:
+    """The name whose definition is asked for: "which file defines main", "where is
+    parse defined", "the definition of Loop", "哪个文件定义了 main", "main 在哪里定义"."""
+    if task.quoted and _IDENT.fullmatch(task.quoted):
+        return task.quoted
+    for cue in ("defines", "define", "defining", "definition of", "declares"):
+        rest = task.rest_after(cue)
+        for word in _IDENT.findall(rest or ""):
+            if word.lower() not in _NOT_NAMES:
+                return word
+    for pattern in (
+        r"\b([A-Za-z_]\w*) (?:is|are|was|gets|get) (?:defined|declared)\b",  # "main is defined"
+        r"\b(?:is|are|was) ([A-Za-z_]\w*) (?:defined|declared)\b",  # "where is main defined"
+    ):
+        m = re.search(pattern, task.text, re.ASCII)
+        if m and m.group(1).lower() not in _NOT_NAMES:
+            return m.group(1)
+    if task.language == "zh":  # the name after 定义, else the first that is not a folder
+        after = _IDENT.findall(task.rest_after("定义了", "定义") or "")
+        if after and after[0].lower() not in _NOT_NAMES:
+            return after[0]
+        names = [
+            m.group() for m in _IDENT.finditer(task.text) if task.text[m.end() : m.end() + 1] != "/"
+        ]
+        names = [w for w in names if w.lower() not in _NOT_NAMES]
+        return names[0] if names else None
+    return None
+
+
+def plan_defines(task: Task, _listed: str | None) -> Plan | None:
+    name = _defined_name(task)
+    if name is None:
+        return None
+    where = " ".join(q(f) for f in task.files) or q(_folder(task) or ".")
+    pattern = f"^[[:space:]]*((async[[:space:]]+)?def|class|function|func|fn)[[:space:]]+{name}\\b"
+    skip = "--exclude-dir=.git --exclude-dir=.ipynb_checkpoints"
+    cmd = f"grep -rnE {skip} {q(pattern)} {where} | head -n {SHOWN_LINES}"
+
+    def answer(lang: str, steps: list[Step]) -> str:
+        s = _last(steps)
+        lines = s.out.splitlines()
+        if not lines:
+            return say(lang, "defines.none", name=name, cmd=s.ran)
+        file, _, rest = lines[0].partition(":")
+        line, _, code = rest.partition(":")
+        if len(lines) == 1 and line.isdigit():
+            file = file.removeprefix("./")
+            return say(
+                lang, "defines", name=name, file=file, line=line, code=code.strip(), cmd=s.ran
+            )
+        return say(lang, "defines.many", name=name, n=len(lines), cmd=s.ran, out=s.out)
+
+    return Plan("defines", [[cmd]], answer, ok_codes=(0, 1))
+
+
 _SUPERLATIVES = {
     "largest": ("largest", "biggest", "最大"),
     "smallest": ("smallest", "tiniest", "最小"),
     "longest": ("longest", "最长"),
     "shortest": ("shortest", "最短"),
-    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近"),
+    "newest": ("newest", "latest", "most recent", "most recently", "最新", "最近", "最后修改"),
     "oldest": ("oldest", "最旧", "最早", "最老"),
 }
 
@@ -211,6 +320,8 @@ def _folder(task: Task) -> str | None:
     if m and m.group(1).lower() not in _NOT_FOLDERS:
         return m.group(1)
     m = re.search(r"([\w.-]+)\s*(?:目录|文件夹)", task.text, re.ASCII)
+    if m is None and task.language == "zh":  # "shop/ 里": a name written with its slash
+        m = re.search(r"(?<![\w./])([\w.-]+)/(?![\w.])", task.text, re.ASCII)
     return m.group(1) if m else None
 
 
@@ -311,12 +422,16 @@ def plan_count_files(task: Task, _listed: str | None) -> Plan:
             return say(lang, "files_folders", files=files_n, folders=folders_n, cmd=cmd)
 
         return Plan("count_files", [[folders, files]], both)
+    tests = task.has("test", "tests", "测试")  # "count the test files": names with "test"
     which = f"-name {q('*.' + ext)}" if ext else "-type f"
+    which += f" -name {q('*test*')}" if tests else ""
     cmd = f"find . {which} {HIDDEN} | wc -l"
 
     def answer(lang: str, steps: list[Step]) -> str:
         s = _last(steps)
         n = _number(s.out) or 0
+        if tests:
+            return say(lang, "test_files", n=n, cmd=s.ran)
         if ext:
             return say(lang, "ext_files", n=n, kind=_kind(lang, ext), cmd=s.ran)
         return say(lang, "files", n=n, cmd=s.ran)
@@ -551,6 +666,11 @@ INTENTS: tuple[Intent, ...] = (
         "followup",
         tuple(" | ".join(cues) for cues in _SUPERLATIVES.values()),
         plan_followup,
+    ),
+    Intent(
+        "defines",
+        ("define|defines|defined|defining|definition|declared|declares|定义",),
+        plan_defines,
     ),
     Intent(
         "search",
