@@ -863,3 +863,18 @@ def test_a_view_can_step_the_child_before_the_parent_runs_it(project):
     result = parent.run()
     assert child.ended == "model" and al.validate(child.messages) == []
     assert child.messages[-1]["content"][-1]["text"] in result.text
+
+
+def test_with_parallel_calls_disabled_the_list_is_written_one_item_a_reply(project):
+    choice = {"type": "auto", "disable_parallel_tool_use": True}
+    messages, todos, result, events = planned(PLAN_TASKS["en"], HAIKU, tool_choice=choice)
+    turns = calls(messages)
+    assert all(len(t) <= 1 for t in turns)
+    assert turns[:3] == [
+        [("todo", {"text": t})]
+        for t in ["List the files", "Count the lines of agent.py", "Report the largest file"]
+    ]
+    assert [i["status"] for i in todos.items] == [
+        "completed"
+    ] * 3 and result.stop_reason == "end_turn"
+    assert [e.kind for e in events].count("reminder") == 1
