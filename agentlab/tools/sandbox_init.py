@@ -60,9 +60,10 @@ def send(sock: socket.socket, message: dict) -> None:
 
 def state() -> tuple:
     """What a command could change about us and pass on to the next one: our limits
-    (``prlimit`` works on any process of the same user), priority and CPUs."""
+    (``prlimit`` works on any process of the same user), priority, scheduling and CPUs."""
     limits = [resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n[:7] == "RLIMIT_"]
-    return limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    return limits, nice, os.sched_getscheduler(0), os.sched_getaffinity(0)
 
 
 def kill_the_rest() -> None:
