@@ -63,7 +63,18 @@ def state() -> tuple:
     (``prlimit`` works on any process of the same user), priority, scheduling and CPUs."""
     limits = [resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n[:7] == "RLIMIT_"]
     nice = os.getpriority(os.PRIO_PROCESS, 0)
-    return limits, nice, os.sched_getscheduler(0), os.sched_getaffinity(0)
+    return limits, nice, os.sched_getscheduler(0), os.sched_getaffinity(0), io_priority()
+
+
+# ioprio_get(2) has no wrapper in Python; its number depends on the machine.
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+
+
+def io_priority() -> int | None:
+    """Our I/O priority (``ionice``), which any process of the same user may lower."""
+    if _IOPRIO_GET is None:
+        return None
+    return int(ctypes.CDLL(None).syscall(_IOPRIO_GET, 1, 0))  # IOPRIO_WHO_PROCESS, ourselves
 
 
 def kill_the_rest() -> None:
