@@ -78,6 +78,8 @@ EN: dict[str, str] = {
     "hint.results_first": "Put every tool_result block first in the user message; any text goes after them.",
     "hint.unanswered": "Every tool_use needs a tool_result with its id in the very next message, even when the tool failed or was not run.",
     "hint.first": "Start the history with the user's task: [{'role': 'user', 'content': task}].",
+    "hint.prefill": "End the history with a user message: this model does not go on from a reply you started.",
+    "hint.tools": "Each tool needs a name of letters, digits, _ or - (at most 128), an input_schema, and a name no other tool has.",
     # connect()
     "connect.api": "agentlab: using the Anthropic API (model {model}).",
     "connect.base_url": "agentlab: using the Messages API at {url} (model {model}).",
@@ -585,6 +587,8 @@ ZH: dict[str, str] = {
     "hint.results_first": "把所有 tool_result 块放在 user 消息的最前面，文字放在它们后面。",
     "hint.unanswered": "每个 tool_use 都需要在紧接着的下一条消息里有同 id 的 tool_result，即使工具失败或没有执行。",
     "hint.first": "历史从用户的任务开始：[{'role': 'user', 'content': task}]。",
+    "hint.prefill": "历史要以用户消息结尾：这个模型不会接着你写好的回复开头继续写。",
+    "hint.tools": "每个工具需要一个名字（字母、数字、_ 或 -，最多 128 个字符）、一个 input_schema，且名字不能与其他工具重复。",
     "connect.api": "agentlab：使用 Anthropic API（模型 {model}）。",
     "connect.base_url": "agentlab：使用 {url} 上的 Messages API（模型 {model}）。",
     "connect.offline": "agentlab：按要求离线运行：即使设置了密钥，也使用演示模型（一个小脚本，不是 Claude）。",

@@ -54,14 +54,17 @@ __all__ = [
     "cache_points",
     "check_at",
     "check_next",
+    "check_tools",
     "ends_on_answer",
     "final_text",
     "fields",
     "misplaced_system",
+    "prefill",
     "prepare",
     "roles",
     "role_of",
     "schema_errors",
+    "system_messages",
     "tool_calls",
     "validate",
 ]
@@ -810,6 +813,36 @@ WORDS: dict[str, tuple[str, str, str]] = {
         "of `tool_result` blocks.",
         "hint.results_first",
     ),
+    # The live API's sentence as recorded from a transcript (2026-11), not on a public
+    # docs page; the Sonnet 5.5 migration guide gives the rule: use top-level `system`.
+    "system_first": (
+        "system_first",
+        "messages.0: use the top-level 'system' parameter for the initial system prompt",
+        "hint.first",
+    ),
+    # pydantic's wording for the role literal, for a model that takes no system message.
+    "system_role": (
+        "role",
+        "messages.{i}.role: Input should be 'user' or 'assistant'",
+        "hint.role",
+    ),
+    # Wording as reported publicly for Opus 4.6 (2026), the first model without prefill;
+    # not confirmed word for word for Sonnet 5.5.
+    "prefill": (
+        "prefill",
+        "This model does not support assistant message prefill. "
+        "The conversation must end with a user message.",
+        "hint.prefill",
+    ),
+    # The tool definitions: pydantic's wording, as the API answers them.
+    "tool_shape": ("tools", "tools.{i}: Input should be a valid dictionary", "hint.tools"),
+    "tool_name": (
+        "tools",
+        "tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'",
+        "hint.tools",
+    ),
+    "tool_schema": ("tools", "tools.{i}.custom.input_schema: Field required", "hint.tools"),
+    "tool_twice": ("tools", "tools: Tool names must be unique.", "hint.tools"),
     "unanswered": (
         "unanswered",
         "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
@@ -918,7 +951,7 @@ def _rules_at(
         if role == "user" and leading < len(wanted) and leading < len(bs):
             problems.append(_say("results_first", i, n=len(wanted)))
             return problems, quick
-        missing = [x for x in wanted if x not in ids]
+        missing = [x for x in wanted if x not in ids] if ids != wanted else []
         if missing:
             problems.append(_say("unanswered", i - 1, ids=", ".join(missing)))
     return problems, quick
@@ -933,25 +966,24 @@ def _block(b: Any) -> dict[str, Any]:
 def _end(i: int, last: Any, pending_ok: bool) -> list[Problem]:
     """The end of the history, after message ``i - 1``: its calls are unanswered (the
     ``unanswered`` rule of ``_rules_at``, with no message after)."""
-    missing = [] if pending_ok else _calls(last)
+    missing = None if pending_ok else _calls(last)
     return [_say("unanswered", i - 1, ids=", ".join(missing))] if missing else []
 
 
-def _empty_reply(i: int, message: Any) -> list[Problem]:
-    """The ``empty`` rule of ``_rules_at`` on message ``i``, an assistant turn that is
-    no longer the last."""
-    if role_of(message) != "assistant" or message.get("content") not in ("", [], ()):
-        return []
-    return [_say("empty", i)]
-
-
-def _calls(message: Any) -> list[str]:
-    """The ids of the tool calls in an assistant message ([] for any other)."""
+def _calls(message: Any) -> list[str] | None:
+    """The ids of the tool calls in an assistant message; None for any other message."""
+    if type(message) is dict:
+        role, content = message.get("role"), message.get("content")
+    else:
+        role, content = role_of(message), None
+    if role != "assistant":
+        return None
     ids: list[str] = []
-    if role_of(message) == "assistant":
-        for b in _blocks(message):
-            if b.get("type") == "tool_use":
-                ids.append(str(b.get("id")))
+    for b in content if type(content) is list else _blocks(message):
+        if type(b) is not dict:
+            b = _block(b)
+        if b.get("type") == "tool_use":
+            ids.append(str(b.get("id")))
     return ids
 
 
@@ -1003,7 +1035,7 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
         prev = messages[i - 1] if i else None
         found, _ = _rules_at(i, prev, message, last=i == last, pending_ok=pending_ok, wanted=wanted)
         problems += found
-        wanted = _calls(message)
+        wanted = _calls(message) or []
     problems += _end(len(messages), messages[-1], pending_ok)
     problems += cache_points(messages)
     for rule in HISTORY_RULES if not problems else ():
@@ -1020,14 +1052,15 @@ def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> lis
     ``prev`` (which stops being the last) and ``_end``. The whole-request rules
     (``cache_points``, the thinking prefix) are left to ``validate`` and the request
     check: they look at every message."""
-    wanted = _calls(prev)
+    calls = _calls(prev)  # None: prev is no assistant turn
+    wanted = calls or []
     problems, quick = _rules_at(i, prev, message, last=True, pending_ok=pending_ok, wanted=wanted)
     if prev is None:
         problems[:0] = _first(message)
     if not quick:
         problems[:0] = _shape_problems(i, message)  # the API reports the shape first
-    if not wanted and prev is not None:  # an empty reply may only come last
-        problems += _empty_reply(i - 1, prev)
+    if calls == [] and prev.get("content") in ("", [], ()):
+        problems.append(_say("empty", i - 1))  # an empty reply may only come last
     if not pending_ok:
         problems += _end(i + 1, message, pending_ok)
     return problems
@@ -1055,6 +1088,61 @@ MAX_CACHE_POINTS = 4
 # check of preserved thinking, since only it writes signatures agentlab can read. The
 # core imports no upper layer; they register here.
 HISTORY_RULES: list[Callable[[Sequence[Any]], list[Problem]]] = []
+
+
+# The API's pattern for a tool's name: "tools.0.custom.name: String should match pattern
+# '^[a-zA-Z0-9_-]{1,128}$'" (pydantic's wording, as the API answers a bad name).
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+
+
+def check_tools(tools: Any) -> list[Problem]:
+    """Looks at the request's tool definitions: a name of the API's pattern, an
+    ``input_schema`` for a custom tool, no name twice."""
+    problems: list[Problem] = []
+    names: set[str] = set()
+    for i, tool in enumerate(as_dict(list(tools or []))):
+        if not isinstance(tool, dict):
+            problems.append(_say("tool_shape", i))
+            continue
+        kind = tool.get("type", "custom")
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            problems.append(_say("tool_name", i, kind=kind))
+        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
+            problems.append(_say("tool_schema", i))
+        if name in names:
+            problems.append(_say("tool_twice", i))
+        names.add(str(name))
+    return problems
+
+
+def system_messages(messages: Sequence[Any], allowed: bool, since: int = 0) -> list[Problem]:
+    """Looks at each ``role: "system"`` message from ``messages[since]`` on, for a model
+    that takes them mid-conversation (``allowed``: Sonnet 5.5 / Opus 4.8+, the Sonnet 5.5
+    migration guide, checked 2026-11-30) or not: never first, and only right after a
+    user turn (``misplaced_system``)."""
+    problems: list[Problem] = []
+    for i in range(since, len(messages)):
+        if role_of(messages[i]) != "system":
+            continue
+        if not allowed:
+            problems.append(_say("system_role", i))
+        elif i == 0:
+            problems.append(_say("system_first", i))
+        else:
+            problems += misplaced_system(i, messages[i - 1], messages[i])
+    return problems
+
+
+def prefill(i: int, last: Any) -> list[Problem]:
+    """Looks at the last message, for a model without assistant prefill: it may not be an
+    assistant turn, unless a server tool paused it (sent back to go on). Whether any
+    other final assistant turn is a paused one sent back is the caller's to say."""
+    if role_of(last) != "assistant":
+        return []
+    if any(b.get("type") == "server_tool_use" for b in _blocks(last)):
+        return []
+    return [_say("prefill", i)]
 
 
 def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None) -> list[Problem]:

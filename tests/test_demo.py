@@ -808,3 +808,38 @@ def test_a_todo_tool_that_takes_the_whole_list_gets_the_whole_list_each_time(pro
         "Report the largest file",
     ]
     assert all(i["activeForm"] == i["content"] for i in kept)
+
+
+def test_a_long_task_is_read_only_so_far_for_its_pieces(monkeypatch):
+    from agentlab.fakeapi.demo import planning
+
+    seen = []
+    monkeypatch.setattr(
+        planning, "plan", lambda task, listed=None: seen.append(task) or plan(task, listed)
+    )
+    found = planning.pieces(Task("ab, " * 16000 + "count the files and " * 3000))
+    assert found == [] and len(seen) <= planning.MAX_CHUNKS * (planning.MAX_PIECES + 2)
+    seen.clear()
+    assert len(planning.pieces(Task("count the files and " * 3000))) == planning.MAX_PIECES
+    assert len(seen) <= planning.MAX_PIECES + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        st.lists(
+            st.sampled_from([*VOCABULARY, ",", "then", "and", "plan", "helper", "，", "然后"]),
+            max_size=16,
+        ).map(" ".join),
+    )
+)
+def test_any_task_with_the_todo_and_task_tools_gets_a_reply_that_calls_only_tools_offered(task):
+    from agentlab.tools.todo import todo_tool
+
+    tools = [al.bash.definition, todo_tool(TodoList()).definition, task_tool(None, []).definition]
+    content = demo_reply(
+        {"model": HAIKU, "messages": [{"role": "user", "content": task or "x"}], "tools": tools}
+    )
+    assert isinstance(content, list) and content
+    assert {b["name"] for b in content if b["type"] == "tool_use"} <= {"bash", "todo", "task"}

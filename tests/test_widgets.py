@@ -1760,11 +1760,11 @@ def test_two_histories_side_by_side_are_each_validated_on_their_own() -> None:
     assert "the API would accept this history" in first and "✗" not in first
     assert "the API would reject this history" in second
     assert 'class="al-flag"' in second and 'class="al-flag"' not in first
-    titles = [plain_text(c.children[0].value) for c in columns.children[1:]]
+    titles = [plain_text(c.children[0].value) for c in columns.row.children]
     assert titles == ["parent", "helper"]
-    assert columns.layout.flex_flow == "row wrap"
+    assert columns.row.layout.flex_flow == "row wrap"  # narrow: the columns stack
     assert all(
-        c.layout.flex == "1 1 320px" and c.layout.min_width == "0" for c in columns.children[1:]
+        c.layout.flex == "1 1 320px" and c.layout.min_width == "0" for c in columns.row.children
     )
     html = columns._repr_html_()
     assert html.count(STYLE) == 1 and html.count('class="al-side-col"') == 2
@@ -1779,7 +1779,7 @@ def test_side_by_side_follows_loops_labels_by_default_and_escapes() -> None:
     view.run_turn()
     child = view.helper_views[0].loop
     columns = HistoryView.side_by_side(loop, child, labels=[EVIL])
-    assert "history 2" in columns.children[2].children[0].value  # the label not given
+    assert "history 2" in columns.row.children[1].children[0].value  # the label not given
     assert_inert(html_of(columns))
     assert_inert(columns._repr_html_())
     assert "&lt;script&gt;" in columns._repr_html_()

@@ -12,8 +12,10 @@ Three layers, in the order the API reports them:
    not permitted"), ``max_tokens``;
 2. what the model accepts (from ``agentlab.models``): thinking types, forced
    ``tool_choice``, sampling parameters, assistant prefill, ``system`` messages;
-3. the history itself (``agentlab.history.validate``): roles, pairing of
-   ``tool_use`` and ``tool_result``, empty blocks; then the tool definitions.
+3. the history itself and the tool definitions, by the rules in
+   ``agentlab.rules`` (``validate``, ``check_at``, ``system_messages``,
+   ``prefill``, ``check_tools``, ``cache_points``): roles, pairing of
+   ``tool_use`` and ``tool_result``, empty blocks, tool names.
 
 Where the API's exact wording is not known from public material, the message
 below says so in a comment: it is agentlab's wording, not the API's.
@@ -23,14 +25,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any
 
 from agentlab import models
 from agentlab.fakeapi import thinking
-from agentlab.history import as_dict, blocks, cache_points, check_at, misplaced_system, validate
+from agentlab.rules import (
+    as_dict,
+    cache_points,
+    check_at,
+    check_tools,
+    prefill,
+    system_messages,
+    validate,
+)
 
 __all__ = [
     "SDK_API_VERSION",
@@ -52,7 +61,6 @@ STRICT_API_VERSION = "2026-10-21"
 SAMPLING = ("temperature", "top_p", "top_k")
 # Keyword arguments of the SDK's create() that are request options, not body fields.
 SDK_OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
 
 @lru_cache(maxsize=4)
@@ -137,7 +145,7 @@ def check_request(
     messages = params.get("messages")
     if "messages" in params:
         errors += _history(messages, info, seen, bool(params.get("thread")), paused)
-    errors += _tools(params.get("tools"))
+    errors += [str(p) for p in check_tools(params.get("tools"))]
     tools, system = params.get("tools"), params.get("system")
     marked = [b for b in [*(tools or []), *(system if isinstance(system, list) else [])]
               if isinstance(b, Mapping) and "cache_control" in b]  # fmt: skip
@@ -354,69 +362,29 @@ def _history(
     thread: bool,
     paused: Collection[str] | None,
 ) -> list[str]:
+    """The history's rules (``agentlab.rules``), for this model: its ``system`` messages,
+    then every other rule; only the messages not ``seen`` when the history grew from
+    an earlier request (the same cost at turn 10 and 1,000)."""
     if not isinstance(messages, list):
         return [str(p) for p in validate(as_dict(messages))]
     if thread and not messages:
         return []  # continuing a thread after pause_turn: the server holds the turn
-    n = len(seen) if seen else 0
-    if (
-        n
-        and _extends(messages, seen or [])
-        and all(_role(m) != "system" for m in messages[n - 1 :])
-    ):
-        # The history grew from one already checked: check only the new messages,
-        # each against the one before it (the same cost at turn 10 and 1,000).
-        out: list[str] = []
-        for i in range(n, len(messages)):
-            last = i == len(messages) - 1
-            out += [str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)]
-        return out
-    errors: list[str] = []
-    # `role: "system"` messages: accepted right after a user turn on the models
-    # whose row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message
-    # and after an assistant turn or another system message.
-    kept: list[Any] = []
-    index: list[int] = []  # original index of each kept message
-    for i, m in enumerate(messages):
-        if _role(m) != "system":
-            kept.append(m)
-            index.append(i)
-        elif info is not None and info.system_messages and i == 0:
-            # The live API's sentence as recorded from a transcript (2026-11), not on a public
-            # docs page; the Sonnet 5.5 migration guide gives the rule: use top-level `system`.
-            errors.append(
-                "messages.0: use the top-level 'system' parameter for the initial system prompt"
-            )
-        elif info is None or not info.system_messages:
-            errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        else:  # only right after a user turn (agentlab's wording: see misplaced_system)
-            placed = misplaced_system(i, messages[i - 1], m)
-            # Well placed, its own content is checked like any message's.
-            errors += [str(p) for p in placed or check_at(i, messages[i - 1], m)]
+    n = len(seen) if seen and _extends(messages, seen) else 0
+    allowed = info is not None and info.system_messages
+    errors = [str(p) for p in system_messages(messages, allowed, since=max(n - 1, 0))]
     if errors:
         return errors
-    if kept and seen and len(kept) == len(messages) and _extends(kept, seen):
-        for i in range(len(seen), len(kept)):
-            last = i == len(kept) - 1
-            errors += [str(p) for p in check_at(i, kept[i - 1], kept[i], pending_ok=not last)]
+    if n:
+        for i in range(n, len(messages)):
+            last = i == len(messages) - 1
+            errors += [
+                str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)
+            ]
     else:
         # The prefix check is thinking.check's (it knows the model, system and tools).
-        problems = [str(p) for p in validate(as_dict(kept)) if p.rule != "thinking_prefix"]
-        if len(kept) != len(messages):  # speak of the positions the sender used
-            problems = [
-                re.sub(r"messages\.(\d+)", lambda m: f"messages.{index[int(m[1])]}", p)
-                if re.search(r"messages\.\d+", p)
-                else p
-                for p in problems
-            ]
-        errors += problems
-    if not errors and kept and _prefill(kept[-1], info, paused):
-        # Wording as reported publicly for Opus 4.6 (2026), the first model without
-        # prefill; not confirmed word for word for Sonnet 5.5.
-        errors.append(
-            "This model does not support assistant message prefill. "
-            "The conversation must end with a user message."
-        )
+        errors = [str(p) for p in validate(as_dict(messages)) if p.rule != "thinking_prefix"]
+    if not errors and _prefill(messages[-1], info, paused):
+        errors += [str(p) for p in prefill(len(messages) - 1, messages[-1])]
     return errors
 
 
@@ -436,11 +404,12 @@ def _no_none(data: Any) -> Any:
 
 
 def _prefill(last: Any, info: models.ModelInfo | None, paused: Collection[str] | None) -> bool:
-    """Is this final message a prefill the model refuses?"""
-    if _role(last) != "assistant" or info is None or info.prefill or paused is None:
+    """Does the prefill rule apply to this final message: a model without prefill, and
+    not a ``pause_turn`` reply this caller gave out, sent back to be continued?"""
+    if info is None or info.prefill or paused is None or not isinstance(last, Mapping):
         return False
-    if any(b.get("type") == "server_tool_use" for b in blocks(last)):
-        return False  # a turn paused by a server tool, sent back to go on
+    if last.get("role") != "assistant":
+        return False
     return fingerprint(last.get("content")) not in paused
 
 
@@ -448,27 +417,6 @@ def _extends(messages: list[Any], seen: list[Any]) -> bool:
     """Does ``messages`` start with the same objects as ``seen``? (first and last checked)"""
     n = len(seen)
     return len(messages) > n and messages[0] is seen[0] and messages[n - 1] is seen[n - 1]
-
-
-def _tools(tools: Any) -> list[str]:
-    errors: list[str] = []
-    names: set[str] = set()
-    for i, tool in enumerate(as_dict(list(tools or []))):
-        if not isinstance(tool, dict):
-            errors.append(f"tools.{i}: Input should be a valid dictionary")
-            continue
-        kind = tool.get("type", "custom")
-        name = tool.get("name")
-        if not isinstance(name, str) or not _NAME.match(name):
-            errors.append(
-                f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
-            )
-        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
-            errors.append(f"tools.{i}.custom.input_schema: Field required")
-        if name in names:
-            errors.append("tools: Tool names must be unique.")
-        names.add(str(name))
-    return errors
 
 
 def bad_request(message: str, params: Mapping[str, Any] | None = None) -> Exception:

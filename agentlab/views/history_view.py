@@ -287,7 +287,7 @@ class HistoryView(W.VBox):
         super().close()
 
 
-class HistoryColumns(W.HBox):
+class HistoryColumns(W.VBox):
     """Histories side by side, one labelled column each (lesson 07: the parent's
     history and its helper's). Each column is a ``HistoryView`` of its own: its own
     pairs, its own summary line, its own problems. On a narrow screen the columns
@@ -297,7 +297,7 @@ class HistoryColumns(W.HBox):
     """
 
     def __init__(self, *histories: Any, labels: Sequence[str] | None = None) -> None:
-        super().__init__(layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
+        super().__init__()
         names = list(labels or ())
         if len(names) > len(histories):
             raise ValueError(f"{len(names)} labels for {len(histories)} histories")
@@ -305,14 +305,15 @@ class HistoryColumns(W.HBox):
         self.labels = names
         self.views = [HistoryView(h) for h in histories]
         self.add_class("al-root")
-        self.add_class("al-side")
         columns = []
         for name, view in zip(names, self.views, strict=True):
             title = W.HTML(section(name))
             column = W.VBox([title, view], layout=W.Layout(flex="1 1 320px", min_width="0"))
             column.add_class("al-side-col")
             columns.append(column)
-        self.children = (W.HTML(STYLE), *columns)
+        self.row = W.HBox(columns, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self.row.add_class("al-side")
+        self.children = (W.HTML(STYLE), self.row)
 
     @property
     def problems(self) -> list[list[Problem]]:

@@ -74,6 +74,12 @@ dview.next_stage()  # decide: the next stage runs the task call
 dview
 """
 
+# The parent's history and its helper's, side by side: each validated on its own.
+COLUMNS = """\
+columns = al.HistoryView.side_by_side(dloop, dview.helper_views[0].loop, labels=["parent", "helper"])
+columns
+"""
+
 OWN = ":not(.al-helper *)"  # the parent's own part, not its helper's
 
 
@@ -97,10 +103,11 @@ def test_the_todo_panel_and_a_steppable_helper_in_light_dark_and_narrow(
 ) -> None:
     from playwright.sync_api import expect
 
-    panel = lab.run_cells(page, "series_views.ipynb", [PRELUDE, PLANNING, DELEGATION])
+    panel = lab.run_cells(page, "series_views.ipynb", [PRELUDE, PLANNING, DELEGATION, COLUMNS])
     cells = panel.locator(".jp-CodeCell")
     pview = cells.nth(1).locator(".al-loop").first
     dview = cells.nth(2).locator(".al-loop").first
+    side = cells.nth(3).locator(".al-side .al-side-col")
 
     # -- lesson 06: the plan beside the history, the reminder marked in both
     todo = pview.locator(".al-todos")
@@ -147,6 +154,17 @@ def test_the_todo_panel_and_a_steppable_helper_in_light_dark_and_narrow(
     expect(child.locator(".al-card-assistant .al-pair-1")).to_have_css("box-shadow", LIT)
     expect(own_history.locator(".al-pair-1").first).not_to_have_css("box-shadow", LIT)
     dview.locator(".al-title").first.hover()
+    # side by side: two labelled columns, one beside the other, each with its own verdict
+    expect(side).to_have_count(2)
+    expect(side.nth(0).locator(".al-section")).to_have_text("parent")
+    expect(side.nth(1).locator(".al-card")).to_have_count(2)  # it follows the helper's loop
+    for column in (side.nth(0), side.nth(1)):
+        expect(column.locator(".al-summary")).to_contain_text("the API would accept this history")
+    left, right = box(side.nth(0)), box(side.nth(1))
+    assert abs(left["y"] - right["y"]) < 2 and left["x"] + left["width"] <= right["x"], (
+        left,
+        right,
+    )
 
     # -- dark theme: every text of both views at 4.5:1 or more
     set_theme(page, "JupyterLab Dark")
@@ -168,6 +186,10 @@ def test_the_todo_panel_and_a_steppable_helper_in_light_dark_and_narrow(
         overflow = view.evaluate("(v) => v.scrollWidth - v.clientWidth")
         assert overflow <= 1, f"the view is {overflow}px wider than its cell"
     assert box(todo)["y"] + box(todo)["height"] <= box(pview.locator(".al-history"))["y"] + 1
+    left, right = box(side.nth(0)), box(side.nth(1))
+    assert left["y"] + left["height"] <= right["y"] + 1, (left, right)  # stacked
+    overflow = cells.nth(3).locator(".al-side").evaluate("(v) => v.scrollWidth - v.clientWidth")
+    assert overflow <= 1, f"the columns are {overflow}px wider than their cell"
     page.set_viewport_size({"width": 1400, "height": 2300})
     page.wait_for_timeout(300)
     dview.evaluate("(v) => v.scrollIntoView()")

@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 MAX_PIECES = 8  # the demo's plans stay short
+MAX_CHUNKS = 3 * MAX_PIECES  # the pieces of a task looked at, at most
 # Cues of a task that asks for a plan (a piece holding one is not work to do).
 PLAN_CUES: tuple[str, ...] = (
     "plan",
@@ -121,11 +122,12 @@ def _planning(task: Task) -> bool:
 def pieces(task: Task, listed: str | None = None) -> list[tuple[str, Plan]]:
     """The task's pieces that the demo can do, each with its plan, in order."""
     found: list[tuple[str, Plan]] = []
-    for chunk in _SPLIT.split(task.text):
-        part = _LEAD.sub("", chunk.strip()).strip()
+    chunks = [c for c in (c.strip() for c in _SPLIT.split(task.text)) if c]
+    for chunk in chunks[:MAX_CHUNKS]:  # a long text is read no further (time stays bounded)
+        part = _LEAD.sub("", chunk).strip()
         if not part or _planning(Task(part)):
             continue
-        parts = [_LEAD.sub("", p.strip()).strip() for p in _AND.split(part)]
+        parts = [_LEAD.sub("", p.strip()).strip() for p in _AND.split(part, MAX_PIECES)]
         parts = [p for p in parts if p and not _planning(Task(p))]
         plans = [(p, plan(Task(p), listed)) for p in parts]
         if len(plans) > 1 and all(pl is not None and pl.steps for _, pl in plans):
