@@ -1681,7 +1681,9 @@ def test_the_childs_buttons_wait_while_the_parents_execute_runs_it() -> None:
     views.append(LoopView(al.AgentLoop(client, PARENT_TASK, tools=tools)))
     views[0].run_to_end()
     assert seen == [True, True]
-    assert views[0].helper_views[0].held is False
+    helper = views[0].helper_views[0]
+    assert helper.held and helper.reset_button.disabled  # its run went to the parent: over
+    assert helper.ask_row.layout.display == "none"  # no follow-up the parent would never read
 
 
 def test_the_still_picture_holds_each_child_view_and_escapes_the_prompt() -> None:

@@ -3,8 +3,10 @@
     from agentlab.views import HistoryView, PairingView, LoopView, show
 
     HistoryView(messages)     # one card per message; each tool_use tied to its tool_result
+    HistoryView.side_by_side(parent, child)  # columns, each validated on its own (HistoryColumns)
     PairingView(messages)     # one row per tool call: turn, id, tool, input, status, time
     LoopView(loop)            # the diagram and buttons to step an AgentLoop by hand
+                              # (with todos=: the Plan panel; with task_tool: helpers' own views)
     show(messages_or_loop)    # display the right view
 
 Importing this module imports ipywidgets (``import agentlab`` does not).

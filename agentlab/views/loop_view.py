@@ -965,7 +965,8 @@ class LoopView(W.VBox):
             b.disabled = stuck or self.held or stage == "done"
         self.reset_button.disabled = self._busy or self.held
         self.stop_button.disabled = not stuck
-        self.ask_row.layout.display = "flex" if stage == "done" and not stuck else "none"
+        asking = stage == "done" and not stuck and not self.held
+        self.ask_row.layout.display = "flex" if asking else "none"
         limited = stage == "done" and loop.ended in LIMITED and not stuck
         if limited:
             why = escape(ended_text(loop.ended, loop.stop_reason))
@@ -1035,7 +1036,7 @@ class LoopView(W.VBox):
             ran = view.loop.stage == "done"
             note = t("view.helper.done" if ran else "view.helper.not_run")
             head.value = self._helper_head(number, index, view, note)
-            view.held = not ran  # a dropped run's buttons stay off
+            view.held = True  # its run is over for the parent (used or dropped): buttons off
             view._update()
         if task is not None:
             task.subagents.clear()  # a denied or edited call's child is never run later

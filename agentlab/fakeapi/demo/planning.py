@@ -271,10 +271,11 @@ class _Items:
                 items = new
         status = {i["id"]: i["status"] for i in items}
         self.status = [status.get(i, "") for i in self.ids] + [""] * (len(texts) - len(self.ids))
-        self.written = bool(self.ids)
+        # written when every item is on the list (one a reply, with parallel calls disabled)
+        self.written = len(self.ids) >= len(texts)
 
     def write(self) -> list[Call]:
-        return [(self.name, {"text": t}) for t in self.texts]
+        return [(self.name, {"text": t}) for t in self.texts[len(self.ids) :]]
 
     def update(self, changes: list[tuple[int, str]]) -> list[Call]:
         return [
