@@ -71,7 +71,7 @@ _UNBOUND = "-"  # the digest of a block that is bound to no prefix (a model with
 # The display value that returns the thinking text. Earlier models' docs call
 # it "summarized"; our sources do not confirm the name on claude-sonnet-5-5,
 # so this is agentlab's best guess. "omitted" (empty text) is confirmed.
-SHOWN = "summarized"
+SHOWN = rules.THINKING_DISPLAYS[0]  # the display that returns the text (agentlab.rules)
 
 # The hidden thinking of the blocks this process signed, by signature (bounded).
 _HIDDEN: OrderedDict[str, str] = OrderedDict()
