@@ -188,13 +188,13 @@ def _text(result: Any) -> str:
 
 
 def _reminded(message: dict[str, Any]) -> bool:
-    """Does this user message of tool results end with a reminder of the plan?"""
+    """Does this user message of tool results end with a note from the harness (a text
+    block after the ``tool_result`` blocks), such as the todo reminder? Any wording
+    counts: a student's own reminder need not use agentlab's."""
     bs = blocks(message)
     if message.get("role") != "user" or not any(b.get("type") == "tool_result" for b in bs):
         return False
-    notes = [str(b.get("text", "")).lower() for b in bs if b.get("type") == "text"]
-    cues = ("todo", "to-do", "plan", "reminder", "待办", "计划", "提醒")
-    return any(cue in note for note in notes for cue in cues)
+    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in bs)
 
 
 def reply(
