@@ -1,12 +1,13 @@
-"""The API's rules for a history, each written once, in the API's own words.
+"""The API's rules for a request, each written once, in the API's own words.
 
 ``validate`` checks a whole history the way the Messages API does and words
 each problem the way its 400 error does; ``check_at`` and ``check_next`` check
 one new message, which is what ``append`` and the offline clients need. Both
-run the same rules: each rule below says what it looks at (one message, a
-message and the one before it, the first or the last message, or the whole
-request), and checking one appended message runs only the rules that message
-can change (see ``check_at``). Nothing restates a rule to make it faster.
+run the same rules (``_rules_at``, each rule under what it looks at: a block's
+type, a message's role, the calls of the message before); checking one
+appended message runs only the rules that message can change (see
+``check_at``). Nothing restates a rule to make it faster. The offline clients
+and ``agentlab serve`` (``agentlab.fakeapi.checks``) call these rules too.
 
 The rules come in the order the API reports them:
 
@@ -23,7 +24,9 @@ The rules come in the order the API reports them:
    answered by a ``tool_result`` in the next message, results first, no
    result the model did not ask for, ``system`` only after a user turn;
 4. rules about the whole request: at most four ``cache_control`` blocks, the
-   tool definitions.
+   tool definitions, ``system`` messages and prefill for the models that
+   refuse them;
+5. the request's other fields, for the model it names (``check_fields``).
 
 Where the API's exact wording is not public, a comment says so.
 """
@@ -34,7 +37,7 @@ import collections.abc as abc
 import functools
 import re
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal, Union
@@ -213,10 +216,6 @@ def final_text(messages: Sequence[Any]) -> str:
             if text.strip():
                 return text
     return ""
-
-
-def _ids(bs: Iterable[dict[str, Any]], kind: str, key: str) -> list[str]:
-    return [str(b.get(key)) for b in bs if b.get("type") == kind]
 
 
 # --------------------------------------------------------------------------
@@ -874,7 +873,7 @@ def _first(message: Any) -> list[Problem]:
 
 
 def _rules_at(
-    i: int, prev: Any, message: Any, *, last: bool, pending_ok: bool, wanted: list[str]
+    i: int, prev: Any, message: Any, *, last: bool, wanted: list[str]
 ) -> tuple[list[Problem], bool]:
     """The rules on message ``i`` (the last one if ``last``) right after ``prev``
     (None: it is first), ``wanted`` being the ids of ``prev``'s tool calls; and
@@ -1041,7 +1040,7 @@ def validate(messages: Sequence[Any], pending_ok: bool = False) -> list[Problem]
     wanted: list[str] = []
     for i, message in enumerate(messages):
         prev = messages[i - 1] if i else None
-        found, _ = _rules_at(i, prev, message, last=i == last, pending_ok=pending_ok, wanted=wanted)
+        found, _ = _rules_at(i, prev, message, last=i == last, wanted=wanted)
         problems += found
         wanted = _calls(message) or []
     problems += _end(len(messages), messages[-1], pending_ok)
@@ -1062,7 +1061,7 @@ def check_at(i: int, prev: Any, message: Any, *, pending_ok: bool = True) -> lis
     check: they look at every message."""
     calls = _calls(prev)  # None: prev is no assistant turn
     wanted = calls or []
-    problems, quick = _rules_at(i, prev, message, last=True, pending_ok=pending_ok, wanted=wanted)
+    problems, quick = _rules_at(i, prev, message, last=True, wanted=wanted)
     if prev is None:
         problems[:0] = _first(message)
     if not quick:

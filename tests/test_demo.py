@@ -878,3 +878,18 @@ def test_with_parallel_calls_disabled_the_list_is_written_one_item_a_reply(proje
         "completed"
     ] * 3 and result.stop_reason == "end_turn"
     assert [e.kind for e in events].count("reminder") == 1
+
+
+def test_a_reminder_in_other_words_is_read_as_one(project, monkeypatch):
+    import agentlab.tools.todo as todo_module
+
+    def shorter(results, rounds_since_todo):  # a student's reminder, in Chinese
+        content = list(results)
+        if rounds_since_todo >= 3:
+            content.append({"type": "text", "text": "别忘了更新清单。"})
+        return content
+
+    monkeypatch.setattr(todo_module, "with_reminder", shorter)
+    messages, todos, _, _ = planned(PLAN_TASKS["en"], HAIKU)
+    assert messages[10]["content"][-1]["text"] == "别忘了更新清单。"
+    assert calls(messages)[5] == [("todo", {"id": i, "status": "completed"}) for i in "123"]

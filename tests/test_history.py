@@ -616,7 +616,7 @@ def test_the_quick_shape_check_agrees_with_the_schema_walk(message):
     from agentlab import rules
 
     assert rules._fits_quickly(message) and rules.schema_errors(message, 0) == []
-    assert rules._rules_at(0, None, message, last=True, pending_ok=True, wanted=[])[1]
+    assert rules._rules_at(0, None, message, last=True, wanted=[])[1]
 
 
 @pytest.mark.parametrize(
@@ -638,7 +638,7 @@ def test_anything_else_takes_the_full_walk(message):
     from agentlab import rules
 
     assert not rules._fits_quickly(message) and rules.schema_errors(message, 0) != []
-    assert not rules._rules_at(0, None, message, last=True, pending_ok=True, wanted=[])[1]
+    assert not rules._rules_at(0, None, message, last=True, wanted=[])[1]
 
 
 def test_check_at_runs_the_rules_validate_runs_on_one_message():

@@ -10,13 +10,17 @@ table, and then, one reply at a time:
 
 1. writes the list: one ``todo`` call per piece, all in one reply;
 2. marks the first item ``in_progress``, and does it with bash;
-3. keeps the list up to date (completed, next in progress) for the first item
-   only when three bash rounds are left after it, then forgets the list: it does
-   the rest with bash alone, so the harness's reminder fires after the third
-   round without a ``todo`` call (``REMIND_AFTER``);
+3. forgets the list for a while: it does the next pieces with bash alone, so the
+   harness's reminder comes after the third round without a ``todo`` call
+   (``REMIND_AFTER``). When three bash rounds or more are left after the first
+   item, it first finishes that item properly (completed, the next in progress);
+   with fewer than three bash rounds in all it never forgets;
 4. seeing the reminder (a text block after the ``tool_result`` blocks), brings the
    list up to date at once, and keeps it so;
 5. once every item is completed, reports what each piece found.
+
+A todo tool that takes the whole list in each call (Claude Code's TodoWrite has
+that shape) gets the same plan, the whole list each time (``_List``).
 
 The list is read back from the ``todo`` calls in the history (a refused call
 changes nothing); a refused call stops the demo from using the list again.
@@ -188,13 +192,13 @@ def _text(result: Any) -> str:
 
 
 def _reminded(message: dict[str, Any]) -> bool:
-    """Does this user message of tool results end with a reminder of the plan?"""
+    """Does this user message of tool results end with a note from the harness (a text
+    block after the ``tool_result`` blocks), such as the todo reminder? Any wording
+    counts: a student's own reminder need not use agentlab's."""
     bs = blocks(message)
     if message.get("role") != "user" or not any(b.get("type") == "tool_result" for b in bs):
         return False
-    notes = [str(b.get("text", "")).lower() for b in bs if b.get("type") == "text"]
-    cues = ("todo", "to-do", "plan", "reminder", "待办", "计划", "提醒")
-    return any(cue in note for note in notes for cue in cues)
+    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in bs)
 
 
 def reply(
