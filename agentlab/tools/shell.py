@@ -647,7 +647,8 @@ def _forget_sandboxes() -> None:
     _sandboxes_lock = threading.Lock()
     for box in _sandboxes.values():
         box.sock.close()
-        os.close(box.pidfd)
+        if box.pidfd >= 0:
+            os.close(box.pidfd)
         box.proc.returncode = 0  # not our child here: never wait for it
     _sandboxes.clear()
 
