@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from agentlab.history import LoopResult
+
 __version__ = "0.1.0"
 
 # public name -> module that defines it
@@ -34,13 +36,13 @@ _EXPORTS = {
     "DEFAULT_MODEL": "agentlab.loop",
     "DEFAULT_SYSTEM": "agentlab.loop",
     # history
-    "validate": "agentlab.history",
+    "validate": "agentlab.rules",
     "pairings": "agentlab.history",
     "save": "agentlab.history",
     "load": "agentlab.history",
     "to_markdown": "agentlab.views.render",
     "HistoryError": "agentlab.history",
-    "Problem": "agentlab.history",
+    "Problem": "agentlab.rules",
     # tools
     "bash": "agentlab.tools",
     "bash_tool": "agentlab.tools",
@@ -84,6 +86,22 @@ def __dir__() -> list[str]:
     return __all__
 
 
+def _drawn(name: str) -> Any:
+    def draw(result: Any) -> str:
+        return str(getattr(importlib.import_module("agentlab.views.render"), name)(result))
+
+    draw.__name__ = draw.__qualname__ = f"_repr_{name.removeprefix('result_')}_"
+    return draw
+
+
+# Jupyter shows a LoopResult as the views draw it (agentlab/views/render.py): the answer
+# on top, the transcript folded below. The core does not import the views, so this
+# façade gives LoopResult the two methods Jupyter looks for; the views are loaded only
+# when a page shows a result.
+LoopResult._repr_markdown_ = _drawn("result_markdown")  # type: ignore[attr-defined]
+LoopResult._repr_html_ = _drawn("result_html")  # type: ignore[attr-defined]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext agentlab``: register the ``%agent`` and ``%%agent`` magics."""
     from agentlab.apps.magic import load_ipython_extension as load
@@ -101,15 +119,7 @@ if TYPE_CHECKING:
     from agentlab.errors import RequestError
     from agentlab.fakeapi.offline import DemoClient, ScriptedClient, connect, make_message
     from agentlab.fakeapi.recording import ReplayClient, record
-    from agentlab.history import (
-        HistoryError,
-        LoopResult,
-        Problem,
-        load,
-        pairings,
-        save,
-        validate,
-    )
+    from agentlab.history import HistoryError, load, pairings, save
     from agentlab.i18n import set_language
     from agentlab.loop import (
         DEFAULT_MODEL,
@@ -125,6 +135,7 @@ if TYPE_CHECKING:
         request,
         steps,
     )
+    from agentlab.rules import Problem, validate
     from agentlab.stepper import AgentLoop
     from agentlab.tools import (
         BashResult,

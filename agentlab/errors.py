@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from agentlab.i18n import t
@@ -171,16 +172,16 @@ def _thinking_hint(exc: BaseException, found: re.Match[str]) -> str:
     return t("error.thinking_other_model", model=model, writer=writer)
 
 
-def _writer(block: Any, model: str) -> str | None:
-    """The model whose agentlab signature this block carries. Only the offline
-    emulator writes such signatures, so it is loaded when one is found; the core
-    does not import it (a real signature says nothing readable: then None)."""
-    from agentlab import models
+# Who wrote a thinking block's signature: readers an upper layer registers (the offline
+# emulator, agentlab.fakeapi.thinking, the only writer of signatures agentlab can read).
+# Each takes the block and the model that refused it and names another model, or None.
+SIGNATURE_READERS: list[Callable[[Any, str], str | None]] = []
 
-    thinking = sys.modules.get("agentlab.fakeapi.thinking")
-    if thinking is None:
-        return None
-    return next((m for m in models.ids() if m != model and thinking.verify(m, block)), None)
+
+def _writer(block: Any, model: str) -> str | None:
+    """The model whose agentlab signature this block carries (a real signature says
+    nothing readable: then None)."""
+    return next((w for read in SIGNATURE_READERS if (w := read(block, model))), None)
 
 
 # -- a stage given the wrong argument: fail at once, with the fix --------------------

@@ -265,7 +265,8 @@ def steps(
 
 
 def _done(run: LoopResult, ended: str, explanation: str) -> Event:
-    run.ended, run.explanation, run.text = ended, explanation, run.final_text()
+    run.ended, run.explanation = ended, explanation
+    run.text = history.final_text(run.messages[run.start :])
     done = {"ended": ended, "reason": run.stop_reason, "explanation": explanation}
     return Event("done", {**done, "result": run})
 

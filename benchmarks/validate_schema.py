@@ -1,8 +1,9 @@
 """What checking the API's schema adds to ``validate`` and ``check_next``.
 
-Side by side in one run: the full checks, and the same with the schema walk
-(``agentlab.schema``) switched off, on a 150-message history and on appending
-one tool-result message. Prints times and ratios; no thresholds.
+Side by side in one run: the full checks, and the same with the shape rule
+(``agentlab.rules``: the quick table, else the walk of the SDK's types) switched
+off, on a 150-message history and on appending one tool-result message. Prints
+times and ratios; no thresholds.
 
     PYTHONPATH=. python benchmarks/validate_schema.py
 """
@@ -13,7 +14,7 @@ import time
 from unittest import mock
 
 import agentlab as al
-from agentlab import history
+from agentlab import rules
 from agentlab.fakeapi.offline import make_message, text, tool_use
 from agentlab.history import check_next, validate
 
@@ -53,7 +54,7 @@ def main() -> None:
     runs = {}
     for label, patch in [
         ("with schema", None),
-        ("without", mock.patch.object(history, "_schema", lambda i, m: [])),
+        ("without", mock.patch.object(rules, "_shape_problems", lambda i, m: [])),
     ]:
         if patch:
             patch.start()

@@ -8,8 +8,11 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -433,7 +436,7 @@ def test_commands_from_two_threads_take_turns_and_waiting_is_not_timed() -> None
     assert (r.output, r.timed_out) == ("hi\n", False)
 
 
-def _as_nobody(command: str, secret: str, guard: bool = True) -> str:
+def _as_nobody(command: str, secret: str, guard: bool = True, sandbox: bool = False) -> str:
     """Run ``run_bash(command)`` in a fresh Python that runs as user 65534.
 
     We run as root here, and root may read any process's memory, so the
@@ -449,7 +452,8 @@ def _as_nobody(command: str, secret: str, guard: bool = True) -> str:
         "shell = sys.modules['shell'] = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(shell)\n"
         f"shell.GUARD = {guard}\n"
-        "shell.SANDBOX = False\n"
+        f"shell.SANDBOX = {sandbox}\n"
+        "shell.sandbox_problem = lambda: ''  # its messages live in agentlab.i18n\n"
         "shell._prctl(shell._PR_SET_DUMPABLE, 1)  # as an ordinary user's process is\n"
         "print(shell.run_bash(sys.argv[1], cwd='/tmp').output)\n"
     )
@@ -601,7 +605,7 @@ def test_a_command_cannot_reach_the_kernel_through_its_connection_file(
     tmp_path: Path, sandboxed: None
 ) -> None:
     out, ran = _attack_from_a_kernel(tmp_path, sandbox=True)
-    assert "found 0" in out and "parent: bwrap" in out, out
+    assert "found 0" in out and "sandbox_init.py" in out.split("parent:")[1], out
     assert not ran
     # The control: without the sandbox the very same command takes the kernel over.
     out, ran = _attack_from_a_kernel(tmp_path / "control", sandbox=False)
@@ -634,7 +638,7 @@ def test_the_runtime_folder_and_secrets_are_hidden(
 def test_proc_shows_only_the_sandbox(sandboxed: None) -> None:
     r = run_bash("ls /proc | grep -E '^[0-9]+$'; cat /proc/1/comm; echo $PPID", sandbox=True)
     *pids, comm, ppid = r.output.split()
-    assert comm == "bwrap" and ppid == "1", r.output
+    assert comm == "sandbox-init" and ppid == "1", r.output
     assert str(os.getpid()) not in pids and len(pids) <= 5, pids
     assert "Permission denied" in run_bash(f"ls /proc/{os.getpid()}", sandbox=True).output or (
         "No such file" in run_bash(f"ls /proc/{os.getpid()}", sandbox=True).output
@@ -735,3 +739,238 @@ def test_ctrl_c_stops_a_sandboxed_command_and_everything_in_it(
     thread.join()
     assert time.monotonic() - start < 5
     assert_gone(running("30.23"))
+
+
+# --- one sandbox for many commands ----------------------------------------------
+
+
+def _helper_pid(where: Path) -> int:
+    """The host's pid of sandbox_init.py (PID 1 inside) in the sandbox kept for ``where``."""
+    assert run_bash("true", cwd=where, sandbox=True).sandboxed  # started and answering
+    pid: int = bash_module._sandbox_for(str(where), False).pid
+    return pid
+
+
+IN_PROC = (
+    "python3 -c \"import os; print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\""
+)
+
+
+@sandbox_only
+def test_one_sandbox_runs_many_commands_and_each_starts_clean(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    helper = _helper_pid(tmp_path)
+    left = (
+        "echo kept > kept.txt; touch /tmp/a /dev/shm/b; mkdir -p /tmp/c/d; touch /tmp/c/d/e; "
+        "ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; "
+        "python3 -c \"import ctypes; ctypes.CDLL(None).mq_open(b'/q', 0o100 | 2, 0o600, None)\"; "
+        "sleep 30.31 & setsid sleep 30.31 & "
+        "find /tmp /dev/shm /dev/mqueue -mindepth 1 -maxdepth 1 | wc -l; ipcs | grep -c 0x"
+    )
+    r = run_bash(left, cwd=tmp_path, sandbox=True)
+    assert r.output.split() == ["5", "2"], r.output  # a c b q and a mount point; 2 IPC objects
+    r = run_bash(
+        "cat kept.txt; ls -A /tmp /dev/shm /dev/mqueue; ipcs | grep -c 0x; " + IN_PROC,
+        cwd=tmp_path,
+        sandbox=True,
+    )
+    # The folder keeps what was written; /tmp holds only the folder's mount point.
+    *seen, procs = r.output.split()
+    mount_point = str(tmp_path).split("/")[2]
+    assert seen == ["kept", "/dev/mqueue:", "/dev/shm:", "/tmp:", mount_point, "0", "[1,"], seen
+    assert procs.endswith("]")  # PID 1 and python itself: nothing else
+    assert _helper_pid(tmp_path) == helper  # the very same sandbox ran both
+    assert_gone(running("30.31"))
+    # Exit codes are the ones the command gets without the sandbox.
+    for command in ["exit 3", "kill -9 $$", "exec >&-; sleep 0.1; exit 5"]:
+        boxed = run_bash(command, cwd=tmp_path, sandbox=True)
+        assert boxed.exit_code == run_bash(command, cwd=tmp_path, sandbox=False).exit_code
+    assert boxed.exit_code == 5
+
+
+@sandbox_only
+@pytest.mark.parametrize(
+    ("kind", "timeout"),
+    [(kind, 30) for kind in ESCAPES] + [(kind, 2) for kind in TIMED_OUT],
+    ids=[f"{kind}, finished" for kind in ESCAPES] + [f"{kind}, timed out" for kind in TIMED_OUT],
+)
+def test_nothing_a_command_starts_outlives_it_in_the_sandbox(
+    kind: str, timeout: float, tmp_path: Path, sandboxed: None
+) -> None:
+    command = (ESCAPES[kind] + WAIT).format(f="pids") + ("; sleep 1000" if timeout < 30 else "")
+    r = run_bash(command, cwd=tmp_path, timeout=timeout, sandbox=True)
+    assert r.timed_out == (timeout < 30) and (tmp_path / "pids").read_text().strip()
+    # The next command in the same sandbox sees PID 1 and itself, nothing else.
+    assert run_bash(IN_PROC, cwd=tmp_path, sandbox=True).output.count(",") == 1
+
+
+GRAB = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("fds", sorted(os.listdir("/proc/self/fd")))
+pidfd = os.pidfd_open(1)
+for fd in range(8):
+    if libc.syscall(438, pidfd, fd, 0) >= 0:  # pidfd_getfd: take the helper's fd
+        print("GOT fd", fd)
+    try:
+        print("GOT", os.readlink(f"/proc/1/fd/{fd}"))
+    except OSError as e:
+        print("refused", e.errno)
+for path in ["/proc/1/environ", "/proc/1/mem"]:
+    try:
+        open(path, "rb").read(1)
+        print("GOT", path)
+    except OSError as e:
+        print("refused", e.errno)
+if libc.ptrace(16, 1, 0, 0) == 0:  # PTRACE_ATTACH
+    print("GOT ptrace")
+for sig in ["KILL", "STOP", "INT", "TERM"]:
+    os.system(f"kill -{sig} 1 2>/dev/null")
+print("done")
+"""
+
+
+@sandbox_only
+def test_a_command_cannot_reach_the_sandbox_s_own_channel(tmp_path: Path, sandboxed: None) -> None:
+    """The helper (PID 1) holds the socket to us: it is not handed down, cannot be
+    taken from it, and the helper cannot be traced, stopped or killed from inside."""
+    helper = _helper_pid(tmp_path)
+    (tmp_path / "grab.py").write_text(GRAB)
+    r = run_bash("python3 grab.py", cwd=tmp_path, sandbox=True)
+    assert "fds ['0', '1', '2', '3']" in r.output, r.output  # 3: the listing itself
+    assert "GOT" not in r.output and r.output.count("refused") == 10 and "done" in r.output
+    assert run_bash("echo still here", cwd=tmp_path, sandbox=True).output == "still here\n"
+    assert _helper_pid(tmp_path) == helper
+
+
+@linux_only
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to become another user for the test")
+def test_as_an_ordinary_user_the_channel_is_out_of_reach_too() -> None:
+    """As root the helper's /proc files stay ours; as a student, they are root's."""
+    out = _as_nobody("python3 -c " + shlex.quote(GRAB), "sk-ant-none", sandbox=True)
+    assert "fds ['0', '1', '2', '3']" in out, out
+    assert "GOT" not in out and out.count("refused") == 10 and "done" in out
+
+
+@sandbox_only
+def test_a_command_that_changes_the_helper_gets_a_fresh_sandbox(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    """Any process of the same user may lower another's limits (``prlimit``) or
+    priority, which the next command would inherit: the sandbox is replaced."""
+    helper = _helper_pid(tmp_path)
+    changes = ["prlimit --pid 1 --nofile=64:64", "renice -n 5 -p 1", "chrt --idle -p 0 1"]
+    if os.uname().machine in ("x86_64", "aarch64"):
+        changes.append("ionice -c 3 -p 1")
+    for change in changes:
+        run_bash(change, cwd=tmp_path, sandbox=True)
+        r = run_bash(
+            "prlimit --pid 1 --nofile --noheadings -o HARD; nice; chrt -p 1; ionice -p 1",
+            cwd=tmp_path,
+            sandbox=True,
+        )
+        assert r.output.split()[:2] != ["64"] and r.output.split()[1] == "0", r.output
+        assert "SCHED_OTHER" in r.output and "idle" not in r.output, r.output
+        assert _helper_pid(tmp_path) != helper
+        helper = _helper_pid(tmp_path)
+
+
+@sandbox_only
+def test_a_sandbox_that_dies_is_replaced(tmp_path: Path, sandboxed: None) -> None:
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    helper = _helper_pid(tmp_path)
+
+    def kill_it() -> None:
+        with open(ready) as f:  # blocks until the command has started
+            f.read()
+        os.kill(helper, signal.SIGKILL)
+
+    thread = threading.Thread(target=kill_it)
+    thread.start()
+    r = run_bash("echo started; echo go > ready; sleep 30", cwd=tmp_path, sandbox=True)
+    thread.join()
+    assert r.output.startswith("started\n") and "sandbox ended unexpectedly" in r.output
+    assert r.exit_code is None and r.duration < 10
+    # Killed between two commands: the next one does not even notice.
+    helper = _helper_pid(tmp_path)
+    os.kill(helper, signal.SIGKILL)
+    assert_gone([helper])
+    assert run_bash("echo fresh", cwd=tmp_path, sandbox=True).output == "fresh\n"
+
+
+@sandbox_only
+def test_the_sandbox_follows_its_folder_and_the_secrets(
+    tmp_path: Path, sandboxed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert run_bash("echo hi", cwd=work, sandbox=True).output == "hi\n"
+    (home / ".ssh").mkdir()  # made after the sandbox started: hidden all the same
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    r = run_bash(f"cat {home}/.ssh/id_ed25519", cwd=work, sandbox=True)
+    assert "PRIVATE KEY" not in r.output and "No such file" in r.output
+    shutil.rmtree(work)  # deleted and made again: the command writes into the new one
+    work.mkdir()
+    run_bash("echo new > file", cwd=work, sandbox=True)
+    assert (work / "file").read_text() == "new\n"
+
+
+def test_the_scratch_folders_are_never_the_hosts() -> None:
+    """The helper empties /tmp after each command: not when /tmp *is* the folder."""
+    assert bash_module._scratch("/tmp/agentlab-x") == ["/tmp", "/dev/shm", "/dev/mqueue"]
+    assert bash_module._scratch("/tmp") == ["/dev/shm", "/dev/mqueue"]
+    assert bash_module._scratch("/tmp/") == ["/dev/shm", "/dev/mqueue"]
+    assert bash_module._scratch("/") == []
+    assert bash_module._scratch("/dev") == ["/tmp"]
+    assert bash_module._scratch("/tm") == ["/tmp", "/dev/shm", "/dev/mqueue"]
+
+
+@sandbox_only
+def test_no_sandbox_process_outlives_close_or_python(tmp_path: Path, sandboxed: None) -> None:
+    run_bash("true", cwd=tmp_path, sandbox=True)
+    box = bash_module._sandbox_for(str(tmp_path), False)
+    pids = [box.proc.pid, box.pid]
+    bash_module.close_sandboxes()
+    assert_gone(pids)
+    assert bash_module._children(os.getpid()) & set(pids) == set()  # reaped, too
+    # A Python that exits (normally, or killed outright) takes its sandboxes along.
+    script = (
+        "import os, signal, sys\n"
+        "from agentlab.tools import shell\n"
+        "shell.run_bash('true', cwd=sys.argv[1], sandbox=True)\n"
+        "box = shell._sandbox_for(sys.argv[1], False)\n"
+        "print(box.proc.pid, box.pid, flush=True)\n"
+        "if sys.argv[2] == 'kill': os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    for how in ["exit", "kill"]:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path), how],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        left = [int(pid) for pid in done.stdout.split()]
+        assert len(left) == 2, done.stderr
+        assert_gone(left, within=5)
+
+
+@sandbox_only
+def test_a_forked_child_does_not_use_its_parents_sandbox(tmp_path: Path, sandboxed: None) -> None:
+    helper = _helper_pid(tmp_path)
+    pid = os.fork()
+    if pid == 0:  # the child: check() runs student code like this
+        code = 1
+        try:
+            r = run_bash(IN_PROC, cwd=tmp_path, sandbox=True)
+            mine = bash_module._sandbox_for(str(tmp_path), False).pid
+            code = 0 if r.output.count(",") == 1 and mine != helper else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert run_bash("echo parent", cwd=tmp_path, sandbox=True).output == "parent\n"
+    assert _helper_pid(tmp_path) == helper

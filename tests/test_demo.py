@@ -583,17 +583,20 @@ def test_the_plan_streams_as_it_runs_unstreamed(project):
 def parent_and_child(task, model=SONNET):
     client = DemoClient()
     tools = [al.bash]
-    tools.append(task_tool(client, tools))
+    helper = task_tool(client, tools)
+    tools.append(helper)
     messages = [{"role": "user", "content": task}]
     result = al.agent_loop(messages, client, tools=tools, model=model)
     assert al.validate(messages) == []
-    return client, messages, result
+    for child in helper.subagents.histories:  # each child's own history is valid too
+        assert al.validate(child) == []
+    return client, messages, result, helper
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("model", [SONNET, HAIKU])
 def test_asked_to_use_a_helper_it_delegates_and_answers_from_the_summary(project, lang, model):
-    client, messages, result = parent_and_child(HELPER_TASKS[lang], model)
+    client, messages, result, helper = parent_and_child(HELPER_TASKS[lang], model)
     turns = calls(messages)
     assert len(turns) == 2 and [name for name, _ in turns[0]] == ["task"]
     prompt = turns[0][0][1]["prompt"]
@@ -603,16 +606,16 @@ def test_asked_to_use_a_helper_it_delegates_and_answers_from_the_summary(project
     assert children and all(len(children[0]["messages"]) <= len(r["messages"]) for r in children)
     assert children[0]["messages"] == [{"role": "user", "content": prompt}]
     assert all({t["name"] for t in r["tools"]} == {"bash"} for r in children)
-    child = [{"role": "user", "content": prompt}]
-    child_result = al.agent_loop(child, DemoClient(), tools=[al.bash], model=model)
-    assert al.validate(child) == [] and [n for t in calls(child) for n, _ in t] == ["bash"]
-    assert "agent.py" in child_result.text and "not Claude" not in child_result.text
-    assert "Claude" not in child_result.text  # the summary is for the parent: unsigned
+    (child,) = helper.subagents.histories
+    assert child[0] == {"role": "user", "content": prompt} and al.validate(child) == []
+    assert [n for t in calls(child) for n, _ in t] == ["bash"]
+    child_text = child[-1]["content"][-1]["text"]
+    assert "agent.py" in child_text and "Claude" not in child_text  # for the parent: unsigned
     # back in the parent: the tool_result is the child's final text, and the answer uses it
     (tool_result,) = [b for b in messages[2]["content"] if b["type"] == "tool_result"]
     summary = tool_result["content"]
     summary = summary if isinstance(summary, str) else summary[0]["text"]
-    assert summary == child_result.text
+    assert summary == child_text
     assert summary in result.text and "Claude" in result.text  # the parent's answer is signed
 
 
@@ -682,7 +685,7 @@ def test_the_pieces_of_a_task_as_docs_reference_demo_lists_them(task, intents):
     ],
 )
 def test_the_helper_phrasings_in_the_docs_delegate_and_bring_back_the_answer(project, task):
-    client, messages, result = parent_and_child(task, HAIKU)
+    client, messages, result, helper = parent_and_child(task, HAIKU)
     assert [[n for n, _ in t] for t in calls(messages)] == [["task"], []]
     assert "agent.py" in result.text and "(no summary)" not in result.text
 
@@ -745,7 +748,7 @@ def test_a_helper_looks_only_in_the_folder_named_and_finds_the_definition(projec
         "RATE = 0.2\n\n\ndef compute_tax(total):\n    return 0\n"
     )
     (project / "compute_tax.py").write_text("def compute_tax():\n    pass\n")  # outside shop/
-    client, messages, result = parent_and_child(task, HAIKU)
+    client, messages, result, helper = parent_and_child(task, HAIKU)
     child = [r for r in client.requests if "task" not in {t["name"] for t in r["tools"]}]
     (command,) = {
         b["input"]["command"]
@@ -769,3 +772,124 @@ def test_with_two_rounds_of_work_the_list_is_kept_up_to_date_and_no_reminder_fir
     assert reminded_at(messages) == [] and "reminder" not in [e.kind for e in events]
     assert [i["status"] for i in todos.items] == ["completed"] * 2
     assert "1 test file" in result.text and "TODO" in result.text
+
+
+def test_a_todo_tool_that_takes_the_whole_list_gets_the_whole_list_each_time(project):
+    # A stand-in shaped like Claude Code's TodoWrite (an array of items with a status);
+    # its real schema is not published, so this one is ours.
+    item = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+            "activeForm": {"type": "string"},
+        },
+        "required": ["content", "status", "activeForm"],
+    }
+    schema = {"type": "object", "properties": {"todos": {"type": "array", "items": item}}}
+    kept: list = []
+
+    def write(todos):
+        kept[:] = todos
+        return "ok"
+
+    board = al.Tool("TodoWrite", "Write the whole todo list.", schema, write)
+    messages = [{"role": "user", "content": PLAN_TASKS["en"]}]
+    result = al.agent_loop(messages, DemoClient(), tools=[al.bash, board], model=HAIKU)
+    assert al.validate(messages) == [] and result.stop_reason == "end_turn"
+    lists = [
+        [i["status"] for i in v["todos"]] for t in calls(messages) for n, v in t if n == "TodoWrite"
+    ]
+    assert lists == [
+        ["pending"] * 3,
+        ["in_progress", "pending", "pending"],
+        ["completed"] * 3,  # no reminder here: it brings the list up to date at the end
+    ]
+    assert [i["content"] for i in kept] == [
+        "List the files",
+        "Count the lines of agent.py",
+        "Report the largest file",
+    ]
+    assert all(i["activeForm"] == i["content"] for i in kept)
+
+
+def test_a_long_task_is_read_only_so_far_for_its_pieces(monkeypatch):
+    from agentlab.fakeapi.demo import planning
+
+    seen = []
+    monkeypatch.setattr(
+        planning, "plan", lambda task, listed=None: seen.append(task) or plan(task, listed)
+    )
+    found = planning.pieces(Task("ab, " * 16000 + "count the files and " * 3000))
+    assert found == [] and len(seen) <= planning.MAX_CHUNKS * (planning.MAX_PIECES + 2)
+    seen.clear()
+    assert len(planning.pieces(Task("count the files and " * 3000))) == planning.MAX_PIECES
+    assert len(seen) <= planning.MAX_PIECES + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        st.lists(
+            st.sampled_from([*VOCABULARY, ",", "then", "and", "plan", "helper", "，", "然后"]),
+            max_size=16,
+        ).map(" ".join),
+    )
+)
+def test_any_task_with_the_todo_and_task_tools_gets_a_reply_that_calls_only_tools_offered(task):
+    from agentlab.tools.todo import todo_tool
+
+    tools = [al.bash.definition, todo_tool(TodoList()).definition, task_tool(None, []).definition]
+    content = demo_reply(
+        {"model": HAIKU, "messages": [{"role": "user", "content": task or "x"}], "tools": tools}
+    )
+    assert isinstance(content, list) and content
+    assert {b["name"] for b in content if b["type"] == "tool_use"} <= {"bash", "todo", "task"}
+
+
+def test_a_view_can_step_the_child_before_the_parent_runs_it(project):
+    client = DemoClient()
+    tools = [al.bash]
+    helper = task_tool(client, tools)
+    tools.append(helper)
+    parent = al.AgentLoop(client, HELPER_TASKS["en"], tools=tools, model=HAIKU)
+    while parent.decision is None or parent.decision.action != "execute":
+        parent.step()
+    (call,) = parent.decision.tool_uses
+    child = helper.child(call.input["prompt"])  # the child loop of the pending call
+    child.step()
+    assert child.messages[0] == {"role": "user", "content": call.input["prompt"]}
+    result = parent.run()
+    assert child.ended == "model" and al.validate(child.messages) == []
+    assert child.messages[-1]["content"][-1]["text"] in result.text
+
+
+def test_with_parallel_calls_disabled_the_list_is_written_one_item_a_reply(project):
+    choice = {"type": "auto", "disable_parallel_tool_use": True}
+    messages, todos, result, events = planned(PLAN_TASKS["en"], HAIKU, tool_choice=choice)
+    turns = calls(messages)
+    assert all(len(t) <= 1 for t in turns)
+    assert turns[:3] == [
+        [("todo", {"text": t})]
+        for t in ["List the files", "Count the lines of agent.py", "Report the largest file"]
+    ]
+    assert [i["status"] for i in todos.items] == [
+        "completed"
+    ] * 3 and result.stop_reason == "end_turn"
+    assert [e.kind for e in events].count("reminder") == 1
+
+
+def test_a_reminder_in_other_words_is_read_as_one(project, monkeypatch):
+    import agentlab.tools.todo as todo_module
+
+    def shorter(results, rounds_since_todo):  # a student's reminder, in Chinese
+        content = list(results)
+        if rounds_since_todo >= 3:
+            content.append({"type": "text", "text": "别忘了更新清单。"})
+        return content
+
+    monkeypatch.setattr(todo_module, "with_reminder", shorter)
+    messages, todos, _, _ = planned(PLAN_TASKS["en"], HAIKU)
+    assert messages[10]["content"][-1]["text"] == "别忘了更新清单。"
+    assert calls(messages)[5] == [("todo", {"id": i, "status": "completed"}) for i in "123"]

@@ -4,8 +4,6 @@ from unittest import mock
 
 import anthropic
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import agentlab as al
 from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
@@ -604,13 +602,21 @@ COMMON_SHAPES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("message", COMMON_SHAPES)
-def test_the_fast_path_for_common_shapes_agrees_with_the_schema_walk(message, monkeypatch):
-    from agentlab import schema
+def test_the_quick_shapes_are_what_the_sdks_types_say():
+    # QUICK_BLOCKS is written down so that append need not import the SDK; it must be
+    # exactly what the installed SDK's request types give for those blocks and keys.
+    from agentlab import rules
 
-    assert schema._common(message) and schema.check_message(message, 0) == []
-    monkeypatch.setattr(schema, "_common", lambda m: False)  # the full walk alone
-    assert schema.check_message(message, 0) == []
+    for role in rules.QUICK_ROLES:
+        assert rules.quick_blocks_from_sdk(role) == rules.QUICK_BLOCKS
+
+
+@pytest.mark.parametrize("message", COMMON_SHAPES)
+def test_the_quick_shape_check_agrees_with_the_schema_walk(message):
+    from agentlab import rules
+
+    assert rules._fits_quickly(message) and rules.schema_errors(message, 0) == []
+    assert rules._rules_at(0, None, message, last=True, wanted=[])[1]
 
 
 @pytest.mark.parametrize(
@@ -629,84 +635,46 @@ def test_the_fast_path_for_common_shapes_agrees_with_the_schema_walk(message, mo
     ],
 )
 def test_anything_else_takes_the_full_walk(message):
-    from agentlab import schema
+    from agentlab import rules
 
-    assert not schema._common(message) and schema.check_message(message, 0) != []
-
-
-# Messages made of a few parts, good and bad, to compare the one-pass check of the
-# turns a loop writes (history._fine) with the full rules.
-_TEXTS = st.sampled_from(["hi", "", "  "])
-_IDS = st.sampled_from(["toolu_a", "toolu_b", "toolu.c"])  # the last one breaks the id pattern
-_BLOCKS = st.one_of(
-    st.builds(lambda x: {"type": "text", "text": x}, _TEXTS),
-    st.builds(lambda i: {"type": "tool_use", "id": i, "name": "bash", "input": {}}, _IDS),
-    st.builds(lambda i: {"type": "tool_result", "tool_use_id": i, "content": "ok"}, _IDS),
-    st.just({"type": "thinking", "thinking": "", "signature": "EqQB"}),
-    st.just({"type": "image"}),
-)
-_MESSAGES = st.builds(
-    lambda role, content: {"role": role, "content": content},
-    st.sampled_from(["user", "assistant", "system"]),
-    st.one_of(_TEXTS, st.lists(_BLOCKS, max_size=4)),
-)
+    assert not rules._fits_quickly(message) and rules.schema_errors(message, 0) != []
+    assert not rules._rules_at(0, None, message, last=True, wanted=[])[1]
 
 
-_REPLIES = st.builds(  # assistant turns with calls: what the pairing rules are about
-    asst, st.sampled_from(["toolu_a", "toolu_b"]).map(use), _IDS.map(use), _BLOCKS
-)
+def test_check_at_runs_the_rules_validate_runs_on_one_message():
+    # No second copy of the rules: check_at and validate call the same _rules_at, and
+    # check_at only adds what appending changes (the one before stops being last).
+    from agentlab import rules
 
+    calls = []
+    real = rules._rules_at
 
-@settings(max_examples=2000, deadline=None)
-@given(
-    data=st.data(),
-    prev=st.one_of(st.none(), _MESSAGES, _REPLIES),
-    pending_ok=st.booleans(),
-)
-def test_the_one_pass_check_never_passes_what_the_rules_refuse(data, prev, pending_ok):
-    from agentlab import history
+    def spy(i, prev, message, **kw):
+        calls.append((i, message["role"], kw["last"]))
+        return real(i, prev, message, **kw)
 
-    # Often the next message is made from prev's own calls: all answered, some,
-    # out of order, with text before or after, or a stranger's result.
-    calls = [b for b in (prev or {}).get("content") or [] if isinstance(b, dict)]
-    answers = [result(b["id"]) for b in calls if b.get("type") == "tool_use"]
-    extra = st.sampled_from([[], [{"type": "text", "text": "hi"}], [result("toolu_c")]])
-    near = st.builds(
-        lambda role, some, k, before, after: {"role": role, "content": before + some[:k] + after},
-        st.sampled_from(["user", "user", "assistant"]),
-        st.permutations(answers),
-        st.integers(0, len(answers)),
-        extra,
-        extra,
-    )
-    message = data.draw(st.one_of(_MESSAGES, near))
-    if history._fine(prev, message, pending_ok):
-        with mock.patch.object(history, "_fine", lambda *a: False):  # the rules alone
-            assert check_at(1, prev, message, pending_ok=pending_ok) == []
-
-
-def test_the_one_pass_check_takes_the_turns_a_loop_writes():
-    from agentlab import history
-
-    reply = asst({"type": "text", "text": "Let me look."}, use("toolu_1"), use("toolu_2"))
-    results = user(result("toolu_1"), result("toolu_2", "boom", is_error=True))
-    assert history._fine(None, TASK, True)
-    assert history._fine(TASK, reply, True)
-    assert history._fine(reply, results, True)
-    assert history._fine(results, asst({"type": "text", "text": "Two files."}), False)
-    assert not history._fine(TASK, reply, False)  # its calls must be answered by the end
-    assert not history._fine(TASK, asst(use("toolu.1")), True)  # an id the API refuses
+    reply = asst({"type": "text", "text": "Let me look."}, use("toolu_1"))
+    results = user(result("toolu_1"))
+    with mock.patch.object(rules, "_rules_at", spy):
+        assert check_at(2, reply, results) == []
+        assert validate([TASK, reply, results]) == []
+    assert calls == [
+        (2, "user", True),
+        (0, "user", False),
+        (1, "assistant", False),
+        (2, "user", True),
+    ]
 
 
 def test_a_loop_over_the_sdks_messages_never_needs_the_full_check(monkeypatch):
     """The replies come as SDK Messages (thinking, text, parallel calls) and are
-    stored as dicts: every turn the loop appends takes the one-pass check."""
-    from agentlab import history
+    stored as dicts: every turn the loop appends fits the quick shapes, no walk."""
+    from agentlab import rules
 
     def full_check(*args, **kwargs):
-        raise AssertionError("append took the full check")
+        raise AssertionError("append took the schema walk")
 
-    monkeypatch.setattr(history, "check_at", full_check)
+    monkeypatch.setattr(rules, "schema_errors", full_check)
     thought = {"type": "thinking", "thinking": "Count them.", "signature": "EqQB"}
     replies = [
         make_message([thought, text("Let me look."), tool_use("noop", {}), tool_use("noop", {})]),

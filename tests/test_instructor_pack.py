@@ -167,7 +167,7 @@ def test_every_lesson_has_an_exit_ticket_of_three_questions_with_answers():
     for name in ("exit-tickets.md", "exit-tickets.zh.md"):
         page = (ROOT / "docs" / "instructors" / name).read_text("utf-8")
         questions, key = re.split(r"\n## (?:Key|答案)\n", page)
-        for n in ("01", "02", "03", "04", "05", "06"):
+        for n in ("01", "02", "03", "04", "05", "06", "07"):
             section = re.search(
                 rf"\n## (?:Lesson {n}|第 {n} 课)[^\n]*\n(.*?)(?=\n## |\Z)", questions, re.S
             )

@@ -312,6 +312,7 @@ def test_the_cli_gives_students_cleared_copies_unless_asked(tmp_path):
         "01_the_agent_loop.ipynb",
         "02_stepping_through.ipynb",
         "06_planning.ipynb",
+        "07_subagents.ipynb",
         "exercises/02_decide.ipynb",
     ],
 )

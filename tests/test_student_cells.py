@@ -1,4 +1,4 @@
-"""Lessons 02-06 ask the student to write: cells tagged ``student``, each checked on the spot.
+"""Lessons 02-07 ask the student to write: cells tagged ``student``, each checked on the spot.
 
 (Lesson 01's own cells are tested with lesson 01.)
 """
@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = [
     path
-    for n in ("01", "02", "03", "04", "05", "06")
+    for n in ("01", "02", "03", "04", "05", "06", "07")
     for path in sorted((ROOT / "notebooks").glob(f"{n}_*.ipynb"))
     + sorted((ROOT / "notebooks" / "zh").glob(f"{n}_*.ipynb"))
 ]

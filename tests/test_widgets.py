@@ -1496,13 +1496,15 @@ def test_the_todo_panel_escapes_model_text(tmp_path: Path) -> None:
     assert_inert(view._repr_html_())
 
 
-def test_reset_clears_the_reminder_note(tmp_path: Path) -> None:
-    loop, _ = planning_loop(tmp_path)
+def test_reset_puts_the_plan_back_with_the_history(tmp_path: Path) -> None:
+    loop, todos = planning_loop(tmp_path)
     view = LoopView(loop)
     run_rounds(view, 6)
-    assert "Reminder added" in plain_text(view.todo_box.value)
+    assert "Reminder added" in plain_text(view.todo_box.value) and len(todos.items) == 2
     view.reset()
-    assert "Reminder added" not in plain_text(view.todo_box.value)
+    assert todos.items == [] and todos.rounds_since == 0 and not todos.reminded
+    panel = plain_text(view.todo_box.value)
+    assert "Reminder added" not in panel and "No plan yet" in panel
     assert not any("al-reminder" in c for c in view.history.cards)
 
 
@@ -1526,3 +1528,264 @@ def test_chinese_todo_panel(tmp_path: Path) -> None:
         assert "计划" in panel and "待办" in panel
     finally:
         set_language(None)
+
+
+# --------------------------------------------------------------------------- subagents
+
+
+def recording_tool(name: str = "bash") -> tuple[Tool, list[str]]:
+    ran: list[str] = []
+
+    def run(command: str) -> str:
+        ran.append(command)
+        return f"(output of {command})"
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    return Tool(name, "Run a command.", schema, run), ran
+
+
+PARENT_TASK = "Find out how many files there are."
+
+
+def delegating_client(prompts: tuple[str, ...] = ("Count the files.",)) -> ScriptedClient:
+    """The parent calls task once per prompt, then repeats what came back; each child
+    runs two commands, then answers with its summary."""
+
+    def reply(params: dict[str, Any]) -> Any:
+        messages = params["messages"]
+        first = messages[0]["content"]
+        if first == PARENT_TASK:
+            if len(messages) == 1:
+                calls = [tool_use("task", {"prompt": p}) for p in prompts]
+                return [text("I'll ask a helper."), *calls]
+            answers = [b["content"] for b in messages[-1]["content"]]
+            return "The helper says: " + " / ".join(answers)
+        rounds = (len(messages) - 1) // 2
+        if rounds < 2:
+            return [tool_use("bash", {"command": f"echo {rounds} for {first}"})]
+        return f"Summary of {first}"
+
+    return ScriptedClient(reply)
+
+
+def parent_loop(
+    prompts: tuple[str, ...] = ("Count the files.",), **options: Any
+) -> tuple[al.AgentLoop, Any, list[str], ScriptedClient]:
+    from agentlab.tools.task import task_tool
+
+    bash, ran = recording_tool()
+    client = delegating_client(prompts)
+    tools: list[Any] = [bash]
+    task = task_tool(client, tools)
+    tools.append(task)
+    return al.AgentLoop(client, PARENT_TASK, tools=tools, **options), task, ran, client
+
+
+def test_task_child_is_a_fresh_loop_that_run_finishes_where_it_was_left() -> None:
+    from agentlab.tools.task import task_tool
+
+    bash, ran = recording_tool()
+    client = delegating_client()
+    tools: list[Any] = [bash]
+    task = task_tool(client, tools, max_rounds=7)
+    tools.append(task)
+    child = task.child("Count the files.")
+    assert task.child("Count the files.") is child  # one child per pending call
+    assert child.messages == [{"role": "user", "content": "Count the files."}]
+    assert [t.name for t in child.tools] == ["bash"] and child.max_turns == 7
+    child.turn()  # one round stepped by hand
+    assert ran == ["echo 0 for Count the files."] and len(client.requests) == 1
+    assert task.run({"prompt": "Count the files."}) == "Summary of Count the files."
+    assert len(client.requests) == 3  # carried on: two more requests, not three new ones
+    assert ran == ["echo 0 for Count the files.", "echo 1 for Count the files."]
+    assert child.done and task.subagents.pending == {}
+    fresh = task.run({"prompt": "Count the files."})  # no child made: a new one, as before
+    assert fresh == "Summary of Count the files." and len(client.requests) == 6
+
+
+def test_two_pending_calls_with_one_prompt_get_a_child_each_in_order() -> None:
+    from agentlab.tools.task import task_tool
+
+    bash, _ = recording_tool()
+    task = task_tool(delegating_client(), [bash])
+    first, second = task.child("p"), task.child("p", 1)
+    assert first is not second
+    second.turn()
+    task.run({"prompt": "p"})
+    assert first.done and not second.done and task.subagents.pending == {"p": [second]}
+
+
+def test_a_stopped_child_comes_back_as_an_error_result() -> None:
+    from agentlab.tools.task import task_tool
+
+    def broken(command: str) -> str:
+        raise KeyboardInterrupt
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    task = task_tool(delegating_client(), [Tool("bash", "Run.", schema, broken)])
+    child = task.child("Count the files.")
+    with pytest.raises(KeyboardInterrupt):
+        child.run()
+    assert child.ended == "interrupted"
+    with pytest.raises(RuntimeError, match="nterrupted"):
+        task.run({"prompt": "Count the files."})
+
+
+def test_the_parent_view_shows_a_steppable_child_for_a_pending_task_call() -> None:
+    loop, task, ran, client = parent_loop()
+    view = LoopView(loop)
+    assert view.helpers.layout.display == "none"
+    view.next_stage()
+    view.next_stage()  # decide: the next stage runs the task call
+    assert loop.stage == "execute" and len(view.helper_views) == 1
+    child = view.helper_views[0]
+    assert child.loop is task.child("Count the files.")
+    assert child.loop.messages == [{"role": "user", "content": "Count the files."}]
+    head = plain_text(html_of(view.helpers))
+    assert "Helper for the task call ⇄ 1 in messages[1]" in head
+    assert "task: Count the files." in head and "only the helper's final text" in head
+    child.next_button.click()  # its own buttons: the child's request only
+    assert child.loop.stage == "decide" and loop.stage == "execute"
+    assert len(child.history.cards) == 2 and ran == []
+    child.run_turn()
+    assert ran == ["echo 0 for Count the files."]
+    view.next_stage()  # the parent's execute: the child runs on from there to its end
+    assert child.loop.done and child.loop.ended == "model"
+    assert ran == ["echo 0 for Count the files.", "echo 1 for Count the files."]
+    assert loop.results == [
+        {"type": "tool_result", "tool_use_id": "toolu_01", "content": "Summary of Count the files."}
+    ]
+    assert len(child.history.cards) == 6  # its whole history stays in the child
+    assert "Finished: only its final text" in plain_text(html_of(view.helpers))
+    assert child.next_button.disabled
+    view.run_to_end()
+    assert loop.messages[-1]["content"][0]["text"] == "The helper says: Summary of Count the files."
+    assert len(loop.messages) == 4 and view.helper_views == [child]  # kept, finished
+    assert validate(loop.messages) == [] and validate(child.loop.messages) == []
+
+
+def test_the_childs_buttons_wait_while_the_parents_execute_runs_it() -> None:
+    from agentlab.tools.task import task_tool
+
+    seen: list[bool] = []
+    views: list[LoopView] = []
+
+    def run(command: str) -> str:
+        seen.append(views[0].helper_views[0].next_button.disabled)
+        return "ok"
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    tools: list[Any] = [Tool("bash", "Run.", schema, run)]
+    client = delegating_client()
+    tools.append(task_tool(client, tools))
+    views.append(LoopView(al.AgentLoop(client, PARENT_TASK, tools=tools)))
+    views[0].run_to_end()
+    assert seen == [True, True]
+    helper = views[0].helper_views[0]
+    assert helper.held and helper.reset_button.disabled  # its run went to the parent: over
+    assert helper.ask_row.layout.display == "none"  # no follow-up the parent would never read
+
+
+def test_the_still_picture_holds_each_child_view_and_escapes_the_prompt() -> None:
+    loop, _, _, _ = parent_loop(prompts=(EVIL, "Count the files."))
+    view = LoopView(loop)
+    view.next_stage()
+    view.next_stage()
+    assert len(view.helper_views) == 2
+    view.helper_views[1].run_turn()
+    html = view._repr_html_()
+    assert_inert(html)
+    assert html.count(STYLE) == 1  # one stylesheet, not one per child
+    for child in view.helper_views:
+        for part in drawn_parts(child):
+            assert part in html, part[:200]
+    assert "Helper for the task call ⇄ 2 in messages[1]" in plain_text(html)
+    assert "&lt;script&gt;alert(" in html
+    view.run_to_end()
+    assert "Summary of Count the files." in loop.messages[-1]["content"][0]["text"]
+
+
+def test_a_denied_task_call_drops_its_child() -> None:
+    loop, task, ran, _ = parent_loop()
+    view = LoopView(loop, confirm=True)
+    view.run_turn()
+    assert view.waiting and len(view.helper_views) == 1
+    child = view.helper_views[0]
+    child.run_turn()  # stepped while the parent waits for its approval
+    view.answer(al.Verdict.deny("not now"))
+    assert child.loop.turns == 1 and ran == ["echo 0 for Count the files."]
+    assert "Not run: the parent's call was denied" in plain_text(html_of(view.helpers))
+    assert child.next_button.disabled and task.subagents.pending == {}
+    assert loop.messages[2]["content"][0]["is_error"] is True  # the model reads the denial
+
+
+def test_no_helpers_without_a_task_call_and_reset_drops_them(tmp_path: Path) -> None:
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    view.run_to_end()
+    assert view.helper_views == [] and "al-helpers" not in view._repr_html_()
+    parent, task, _, _ = parent_loop()
+    pview = LoopView(parent)
+    pview.next_stage()
+    pview.next_stage()
+    assert len(pview.helper_views) == 1
+    pview.reset()
+    assert pview.helper_views == [] and task.subagents.pending == {}
+    assert pview.helpers.layout.display == "none"
+
+
+def test_every_child_history_is_kept_on_the_task_tool() -> None:
+    loop, task, _, _ = parent_loop(prompts=("a", "b"))
+    view = LoopView(loop)
+    view.run_turn()
+    view.helper_views[0].run_turn()
+    view.run_to_end()
+    assert [h[0]["content"] for h in task.subagents.histories] == ["a", "b"]
+    assert task.subagents.histories[0] is view.helper_views[0].loop.messages
+    plain, _, _, _ = parent_loop()
+    plain.run()  # no view: each child runs as subagent() does, its history kept too
+    assert [len(h) for h in plain.tools[1].subagents.histories] == [6]
+
+
+# --------------------------------------------------------------------------- side by side
+
+
+def test_two_histories_side_by_side_are_each_validated_on_their_own() -> None:
+    from agentlab.views import HistoryColumns
+
+    broken = tool_turn()
+    del broken[2]  # the tool_use is never answered
+    columns = HistoryView.side_by_side(tool_turn(), broken, labels=["parent", "helper"])
+    assert isinstance(columns, HistoryColumns) and len(columns.views) == 2
+    assert columns.problems[0] == [] and len(columns.problems[1]) >= 1
+    first, second = (html_of(v) for v in columns.views)
+    assert "the API would accept this history" in first and "✗" not in first
+    assert "the API would reject this history" in second
+    assert 'class="al-flag"' in second and 'class="al-flag"' not in first
+    titles = [plain_text(c.children[0].value) for c in columns.row.children]
+    assert titles == ["parent", "helper"]
+    assert columns.row.layout.flex_flow == "row wrap"  # narrow: the columns stack
+    assert all(
+        c.layout.flex == "1 1 320px" and c.layout.min_width == "0" for c in columns.row.children
+    )
+    html = columns._repr_html_()
+    assert html.count(STYLE) == 1 and html.count('class="al-side-col"') == 2
+    halves = html.split('class="al-side-col"')
+    assert "the API would accept" in halves[1] and "the API would reject" in halves[2]
+    assert repr(columns) == "HistoryColumns('parent': 4, 'helper': 3)"
+
+
+def test_side_by_side_follows_loops_labels_by_default_and_escapes() -> None:
+    loop, task, _, _ = parent_loop()
+    view = LoopView(loop)
+    view.run_turn()
+    child = view.helper_views[0].loop
+    columns = HistoryView.side_by_side(loop, child, labels=[EVIL])
+    assert "history 2" in columns.row.children[1].children[0].value  # the label not given
+    assert_inert(html_of(columns))
+    assert_inert(columns._repr_html_())
+    assert "&lt;script&gt;" in columns._repr_html_()
+    view.run_to_end()  # both columns grow with their loops
+    assert len(columns.views[0].cards) == 4 and len(columns.views[1].cards) == 6
+    with pytest.raises(ValueError, match="3 labels for 2 histories"):
+        HistoryView.side_by_side([], [], labels=["a", "b", "c"])

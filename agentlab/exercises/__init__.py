@@ -439,6 +439,6 @@ def _result(scenario: Scenario, outcome: Outcome, hard: float) -> Result:
 
 def _prepare() -> None:
     """Read the SDK's types once here, so each scenario's process does not repeat it."""
-    from agentlab import schema
+    from agentlab import rules
 
-    schema.prepare()
+    rules.prepare()

@@ -1015,10 +1015,13 @@ def _judge_loop(trial: Trial, case: Loop, guarded: bool) -> None:
             )
         trial.note(case.pending_note)
     accepted = len(client.sent)
-    if accepted > limit:
+    # a request sent after the model's answer is refused as a prefill by the newest models
+    # (the history ends on an assistant message): it still asked again
+    asked = accepted + sum(1 for r in client.rejected if "prefill" in r)
+    if asked > limit:
         trial.fail(
             t("ex.expect.requests", n=max(case.requests)),
-            t("ex.happened.asked_again", n=accepted),
+            t("ex.happened.asked_again", n=asked),
             case.more_requests,
         )
     trial.returned(outcome)

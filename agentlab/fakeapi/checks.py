@@ -5,32 +5,45 @@
 accepted. The offline clients raise the first one as the SDK's own
 ``BadRequestError`` (``bad_request``); ``agentlab serve`` answers it as a 400.
 
-Three layers, in the order the API reports them:
+Every rule is written in ``agentlab.rules``; this module decides which ones a
+request gets and keeps what only the emulator knows. In the order the API
+reports them:
 
-1. the request's fields: required ones, fields this API version does not know
-   (``anthropic-version: 2026-10-21`` refuses them: "<field>: Extra inputs are
-   not permitted"), ``max_tokens``;
-2. what the model accepts (from ``agentlab.models``): thinking types, forced
-   ``tool_choice``, sampling parameters, assistant prefill, ``system`` messages;
-3. the history itself (``agentlab.history.validate``): roles, pairing of
-   ``tool_use`` and ``tool_result``, empty blocks; then the tool definitions.
+1. the request's fields, for the model the request names (``check_fields``:
+   required ones, fields this API version does not know, ``max_tokens``,
+   thinking types, forced ``tool_choice``, sampling parameters);
+2. the history (``system_messages`` for this model, then ``validate``, or
+   ``check_at`` on the messages not seen before; ``prefill`` unless the final
+   turn is a ``pause_turn`` reply this caller gave out), the tool definitions
+   (``check_tools``) and the ``cache_control`` marks (``cache_points``);
+3. the thinking blocks, against the signatures the emulator wrote
+   (``agentlab.fakeapi.thinking.check``).
 
-Where the API's exact wording is not known from public material, the message
-below says so in a comment: it is agentlab's wording, not the API's.
+Where the API's exact wording is not known from public material, a comment
+beside the rule says so: it is agentlab's wording, not the API's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Collection, Mapping
-from functools import lru_cache
 from typing import Any
 
 from agentlab import models
 from agentlab.fakeapi import thinking
-from agentlab.history import as_dict, blocks, cache_points, check_at, misplaced_system, validate
+from agentlab.rules import (
+    STRICT_API_VERSION,
+    as_dict,
+    cache_points,
+    check_at,
+    check_fields,
+    check_tools,
+    known_fields,
+    prefill,
+    system_messages,
+    validate,
+)
 
 __all__ = [
     "SDK_API_VERSION",
@@ -46,34 +59,6 @@ __all__ = [
 # (anthropic/_constants.py, ANTHROPIC_API_VERSION). The offline clients have no
 # headers, so their requests are checked as if they came with this one.
 SDK_API_VERSION = "2026-10-21"
-# From this version on, unknown top-level fields are refused
-# (Anthropic's Claude Sonnet 5.5 migration guide, platform.claude.com/docs, checked 2026-11-30).
-STRICT_API_VERSION = "2026-10-21"
-SAMPLING = ("temperature", "top_p", "top_k")
-# Keyword arguments of the SDK's create() that are request options, not body fields.
-SDK_OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-
-
-@lru_cache(maxsize=4)
-def known_fields(beta: bool = False, count_tokens: bool = False) -> frozenset[str]:
-    """The top-level request fields the installed SDK can send (its TypedDicts).
-
-    ``beta`` adds the beta-only fields (``thread``, ``context_management`` ...);
-    ``betas`` itself travels as the ``anthropic-beta`` header, not in the body.
-    """
-    from anthropic.types import message_count_tokens_params, message_create_params
-    from anthropic.types.beta import message_create_params as beta_params
-
-    def keys(td: Any) -> set[str]:
-        return set(td.__required_keys__) | set(td.__optional_keys__)
-
-    if count_tokens:
-        return frozenset(keys(message_count_tokens_params.MessageCountTokensParams))
-    fields = keys(message_create_params.MessageCreateParamsBase) | {"stream"}
-    if beta:
-        fields |= keys(beta_params.MessageCreateParamsBase) - {"betas"}
-    return frozenset(fields)
 
 
 def check_headers(headers: Mapping[str, str]) -> list[str]:
@@ -116,28 +101,14 @@ def check_request(
     ``thought`` holds the ids of tool calls whose reply the caller gave out with
     a thinking block (see ``agentlab.fakeapi.thinking.check``); None applies the strict rule.
     """
-    errors: list[str] = []
-    required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
-    errors += [f"{key}: Field required" for key in required if key not in params]
-    if "model" in params and not isinstance(params["model"], str):
-        # pydantic's wording for a wrong type, as the API's other field errors use it;
-        # not confirmed for this field.
-        errors.append("model: Input should be a valid string")
     info = models.get(params.get("model"))
-    errors += _fields(params, info, api_version, beta, count_tokens)
-    if not count_tokens:
-        errors += _max_tokens(params, info)
-    if "metadata" in params and not isinstance(params["metadata"], Mapping):
-        # pydantic's wording, which the API's 400s use; the SDK's type is MetadataParam.
-        errors.append("metadata: Input should be a valid dictionary")
-    errors += _types(params)
-    errors += _thinking(params, info)
-    errors += _output_config(params.get("output_config"))
-    errors += _tool_choice(params, info)
+    errors = check_fields(
+        params, info, api_version=api_version, beta=beta, count_tokens=count_tokens
+    )
     messages = params.get("messages")
     if "messages" in params:
         errors += _history(messages, info, seen, bool(params.get("thread")), paused)
-    errors += _tools(params.get("tools"))
+    errors += [str(p) for p in check_tools(params.get("tools"))]
     tools, system = params.get("tools"), params.get("system")
     marked = [b for b in [*(tools or []), *(system if isinstance(system, list) else [])]
               if isinstance(b, Mapping) and "cache_control" in b]  # fmt: skip
@@ -147,195 +118,6 @@ def check_request(
         since = len(seen) if seen and _extends(messages, seen) else 0
         errors += thinking.check(params, since=since, thought=thought)
     return errors
-
-
-# ---------------------------------------------------------------------------
-# Fields and settings
-# ---------------------------------------------------------------------------
-
-
-def _fields(
-    params: Mapping[str, Any],
-    info: models.ModelInfo | None,
-    api_version: str,
-    beta: bool,
-    count_tokens: bool,
-) -> list[str]:
-    sampling = True if info is None else info.sampling
-    if api_version >= STRICT_API_VERSION:
-        allowed = known_fields(beta, count_tokens) | set(SDK_OPTIONS)
-        allowed |= set(SAMPLING) if sampling is True else set()
-        return [f"{key}: Extra inputs are not permitted" for key in params if key not in allowed]
-    # Older versions ignore unknown fields; sampling follows the model's row.
-    if sampling is True or info is None:
-        return []
-    if sampling == "default":
-        # The live API's 400 on opus-4-7/4-8, sonnet-5 and opus-5, as measured and
-        # reported publicly (2026-04 to 2026-08; sources in models.json "sampling"): the
-        # default `temperature` (1) is accepted, other values are refused with this text.
-        # top_p and top_k: no public measurement; agentlab refuses them with the same text.
-        return [
-            f"`{key}` is deprecated for this model."
-            for key in SAMPLING
-            if key in params and not (key == "temperature" and params[key] == 1)
-        ]
-    # A model that takes no sampling parameter at all; the API's wording for this case is
-    # not public: this sentence is agentlab's.
-    return [f"{key}: is not supported by {info.id}" for key in SAMPLING if key in params]
-
-
-# Top-level fields and the type each must have (the SDK's request TypedDicts), with
-# pydantic's word for it. A string is not a list here, though Python could iterate it.
-_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "stream": (bool, "a valid boolean"),
-    "stop_sequences": ((list, tuple), "a valid list"),
-    "tools": ((list, tuple), "a valid list"),
-    "thinking": (Mapping, "a valid dictionary"),
-    # A string or a list of text blocks (the SDK's MessageCreateParams). Pydantic names
-    # each member of a union in its own error; the API's sentence for this field is not
-    # public, so this joins pydantic's two phrases (agentlab's wording).
-    "system": ((str, list, tuple), "a valid string or a valid list"),
-}
-
-
-def _types(params: Mapping[str, Any]) -> list[str]:
-    # The API's 400s for a wrong type use pydantic's wording ("metadata: Input should be
-    # a valid dictionary"); not confirmed for each of these fields.
-    return [
-        f"{key}: Input should be {word}"
-        for key, (kind, word) in _TYPES.items()
-        if params.get(key) is not None and not isinstance(params[key], kind)
-    ]
-
-
-def _max_tokens(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
-    value = params.get("max_tokens")
-    if "max_tokens" not in params:
-        return []
-    if not isinstance(value, int) or isinstance(value, bool):
-        # pydantic's wording, as the API's other type errors use it; whether the API
-        # would turn "5" into 5 (pydantic's lax mode) is not public: agentlab refuses it.
-        return ["max_tokens: Input should be a valid integer"]
-    if value < 1:
-        return ["max_tokens: Input should be greater than or equal to 1"]
-    if info is not None and value > info.max_output:
-        # Wording as reported publicly for earlier models (2025-2026 issue threads).
-        return [
-            f"max_tokens: {value} > {info.max_output}, which is the maximum allowed "
-            f"number of output tokens for {params.get('model')}"
-        ]
-    return []
-
-
-# The display values of a thinking field: the one that returns the text, and "omitted".
-_DISPLAYS = (thinking.SHOWN, "omitted")
-
-
-def _thinking(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
-    thinking = params.get("thinking")
-    if not isinstance(thinking, Mapping) or info is None:
-        return []  # absent, or the wrong type (_types says so)
-    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
-    if kind not in info.thinking:
-        # That Sonnet 5.5 refuses "enabled"/"disabled" and budgets is documented
-        # (the Sonnet 5.5 migration guide, checked 2026-11-30); the exact sentence is not public.
-        accepted = " or ".join(f"'{k}'" for k in info.thinking)
-        return [f"thinking.type: '{kind}' is not supported by {info.id}; use {accepted}"]
-    if kind == "enabled":
-        budget = thinking.get("budget_tokens")
-        if isinstance(budget, int) and not isinstance(budget, bool) and budget < 1024:
-            # The live API's sentence as recorded from a transcript (pydantic's wording); the
-            # rule is the extended-thinking docs': the minimum budget is 1,024 tokens.
-            return ["thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"]
-        max_tokens = params.get("max_tokens")
-        if isinstance(budget, int) and isinstance(max_tokens, int) and budget >= max_tokens:
-            # Extended-thinking docs: budget_tokens must be less than max_tokens. The exact
-            # sentence of the 400 is not public (agentlab's, after the docs' rule).
-            return [
-                "max_tokens must be greater than thinking.budget_tokens "
-                f"(max_tokens: {max_tokens}, budget_tokens: {budget})"
-            ]
-    if "display" in thinking and thinking["display"] not in _DISPLAYS:
-        # pydantic's wording for a literal, as the API's other field errors use it; the
-        # API's sentence for this field is not public. "omitted" is confirmed for Sonnet
-        # 5.5 (the Sonnet 5.5 migration guide); the name of the one that returns the text is agentlab's guess.
-        words = " or ".join(f"'{d}'" for d in _DISPLAYS)
-        return [f"thinking.display: Input should be {words}"]
-    return []
-
-
-_EFFORTS = ("low", "medium", "high", "xhigh", "max")
-
-
-def _output_config(config: Any) -> list[str]:
-    """``output_config``: ``effort`` and a structured-output ``format`` (structured-outputs
-    docs: ``{"type": "json_schema", "schema": {...}}``; effort docs: low to max)."""
-    if config is None:
-        return []
-    if not isinstance(config, Mapping):
-        return ["output_config: Input should be a valid dictionary"]
-    errors = []
-    effort = config.get("effort")
-    if effort is not None and effort not in _EFFORTS:
-        # Pydantic's wording for a literal; not confirmed for this field.
-        words = ", ".join(f"'{e}'" for e in _EFFORTS[:-1]) + f" or '{_EFFORTS[-1]}'"
-        errors.append(f"output_config.effort: Input should be {words}")
-    fmt = config.get("format")
-    if fmt is None:
-        return errors
-    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
-    if kind != "json_schema":
-        # Pydantic's wording for a tagged union (as the API's tool_choice error uses it);
-        # not confirmed for this field.
-        errors.append(
-            f"output_config.format: Input tag '{kind}' found using 'type' does not match any "
-            "of the expected tags: 'json_schema'"
-        )
-    elif not isinstance(fmt.get("schema"), Mapping):
-        errors.append("output_config.format.json_schema.schema: Field required")
-    return errors
-
-
-def _tool_choice(params: Mapping[str, Any], info: models.ModelInfo | None) -> list[str]:
-    choice = params.get("tool_choice")
-    if choice is None:
-        return []
-    if not isinstance(choice, Mapping):
-        # The live API's sentence for a string tool_choice as recorded from a transcript;
-        # not on a public docs page. (Pydantic's own wording differs: "Input should be a
-        # valid dictionary or object to extract fields from", so the API is not pydantic here.)
-        return ["tool_choice: Input should be an object"]
-    kind = choice.get("type")
-    if kind not in ("auto", "any", "tool", "none"):
-        # Pydantic's wording for a tagged union, as the API's other field errors use
-        # it; not confirmed for this field.
-        return [
-            f"tool_choice: Input tag '{kind}' found using 'type' does not match any of the "
-            "expected tags: 'auto', 'any', 'tool', 'none'"
-        ]
-    if kind in ("any", "tool") and info is not None and not info.forced_tool_choice:
-        # The sentence the API gives when thinking meets a forced tool choice
-        # (extended-thinking docs, "tool use" section); Sonnet 5.5 thinks adaptively
-        # by default. Not confirmed word for word for Sonnet 5.5.
-        return ["Thinking may not be enabled when tool_choice forces tool use."]
-    if kind in ("any", "tool") and info is not None:
-        asked = params.get("thinking")
-        if isinstance(asked, Mapping) and asked.get("type") not in (None, "disabled"):
-            # Models that accept a forced choice still refuse it with thinking on
-            # (extended-thinking docs, "tool use": only auto and none); same sentence.
-            return ["Thinking may not be enabled when tool_choice forces tool use."]
-    names = {t.get("name") for t in as_dict(list(params.get("tools") or [])) if isinstance(t, dict)}
-    if kind == "any" and not names:
-        # A forced call with nothing to call; the API's wording is not public (agentlab's).
-        return ["tool_choice: 'any' forces a tool call, but the request defines no `tools`"]
-    if kind == "tool":
-        if choice.get("name") not in names:
-            # The API refuses this; its exact wording is not public (agentlab's sentence).
-            return [
-                f"tool_choice.name: no tool named {choice.get('name')!r} in `tools`; "
-                "the forced tool must be one of the tools defined in the request"
-            ]
-    return []
 
 
 # ---------------------------------------------------------------------------
@@ -354,69 +136,29 @@ def _history(
     thread: bool,
     paused: Collection[str] | None,
 ) -> list[str]:
+    """The history's rules (``agentlab.rules``), for this model: its ``system`` messages,
+    then every other rule; only the messages not ``seen`` when the history grew from
+    an earlier request (the same cost at turn 10 and 1,000)."""
     if not isinstance(messages, list):
         return [str(p) for p in validate(as_dict(messages))]
     if thread and not messages:
         return []  # continuing a thread after pause_turn: the server holds the turn
-    n = len(seen) if seen else 0
-    if (
-        n
-        and _extends(messages, seen or [])
-        and all(_role(m) != "system" for m in messages[n - 1 :])
-    ):
-        # The history grew from one already checked: check only the new messages,
-        # each against the one before it (the same cost at turn 10 and 1,000).
-        out: list[str] = []
-        for i in range(n, len(messages)):
-            last = i == len(messages) - 1
-            out += [str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)]
-        return out
-    errors: list[str] = []
-    # `role: "system"` messages: accepted right after a user turn on the models
-    # whose row says so (Sonnet 5.5 / Opus 4.8+), refused as the first message
-    # and after an assistant turn or another system message.
-    kept: list[Any] = []
-    index: list[int] = []  # original index of each kept message
-    for i, m in enumerate(messages):
-        if _role(m) != "system":
-            kept.append(m)
-            index.append(i)
-        elif info is not None and info.system_messages and i == 0:
-            # The live API's sentence as recorded from a transcript (2026-11), not on a public
-            # docs page; the Sonnet 5.5 migration guide gives the rule: use top-level `system`.
-            errors.append(
-                "messages.0: use the top-level 'system' parameter for the initial system prompt"
-            )
-        elif info is None or not info.system_messages:
-            errors.append(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        else:  # only right after a user turn (agentlab's wording: see misplaced_system)
-            placed = misplaced_system(i, messages[i - 1], m)
-            # Well placed, its own content is checked like any message's.
-            errors += [str(p) for p in placed or check_at(i, messages[i - 1], m)]
+    n = len(seen) if seen and _extends(messages, seen) else 0
+    allowed = info is not None and info.system_messages
+    errors = [str(p) for p in system_messages(messages, allowed, since=max(n - 1, 0))]
     if errors:
         return errors
-    if kept and seen and len(kept) == len(messages) and _extends(kept, seen):
-        for i in range(len(seen), len(kept)):
-            last = i == len(kept) - 1
-            errors += [str(p) for p in check_at(i, kept[i - 1], kept[i], pending_ok=not last)]
+    if n:
+        for i in range(n, len(messages)):
+            last = i == len(messages) - 1
+            errors += [
+                str(p) for p in check_at(i, messages[i - 1], messages[i], pending_ok=not last)
+            ]
     else:
         # The prefix check is thinking.check's (it knows the model, system and tools).
-        problems = [str(p) for p in validate(as_dict(kept)) if p.rule != "thinking_prefix"]
-        if len(kept) != len(messages):  # speak of the positions the sender used
-            problems = [
-                re.sub(r"messages\.(\d+)", lambda m: f"messages.{index[int(m[1])]}", p)
-                if re.search(r"messages\.\d+", p)
-                else p
-                for p in problems
-            ]
-        errors += problems
-    if not errors and kept and _prefill(kept[-1], info, paused):
-        # Wording as reported publicly for Opus 4.6 (2026), the first model without
-        # prefill; not confirmed word for word for Sonnet 5.5.
-        errors.append(
-            "This model does not support assistant message prefill. "
-            "The conversation must end with a user message."
-        )
+        errors = [str(p) for p in validate(as_dict(messages)) if p.rule != "thinking_prefix"]
+    if not errors and _prefill(messages[-1], info, paused):
+        errors += [str(p) for p in prefill(len(messages) - 1, messages[-1])]
     return errors
 
 
@@ -436,11 +178,12 @@ def _no_none(data: Any) -> Any:
 
 
 def _prefill(last: Any, info: models.ModelInfo | None, paused: Collection[str] | None) -> bool:
-    """Is this final message a prefill the model refuses?"""
-    if _role(last) != "assistant" or info is None or info.prefill or paused is None:
+    """Does the prefill rule apply to this final message: a model without prefill, and
+    not a ``pause_turn`` reply this caller gave out, sent back to be continued?"""
+    if info is None or info.prefill or paused is None or not isinstance(last, Mapping):
         return False
-    if any(b.get("type") == "server_tool_use" for b in blocks(last)):
-        return False  # a turn paused by a server tool, sent back to go on
+    if last.get("role") != "assistant":
+        return False
     return fingerprint(last.get("content")) not in paused
 
 
@@ -448,27 +191,6 @@ def _extends(messages: list[Any], seen: list[Any]) -> bool:
     """Does ``messages`` start with the same objects as ``seen``? (first and last checked)"""
     n = len(seen)
     return len(messages) > n and messages[0] is seen[0] and messages[n - 1] is seen[n - 1]
-
-
-def _tools(tools: Any) -> list[str]:
-    errors: list[str] = []
-    names: set[str] = set()
-    for i, tool in enumerate(as_dict(list(tools or []))):
-        if not isinstance(tool, dict):
-            errors.append(f"tools.{i}: Input should be a valid dictionary")
-            continue
-        kind = tool.get("type", "custom")
-        name = tool.get("name")
-        if not isinstance(name, str) or not _NAME.match(name):
-            errors.append(
-                f"tools.{i}.{kind}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
-            )
-        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
-            errors.append(f"tools.{i}.custom.input_schema: Field required")
-        if name in names:
-            errors.append("tools: Tool names must be unique.")
-        names.add(str(name))
-    return errors
 
 
 def bad_request(message: str, params: Mapping[str, Any] | None = None) -> Exception:

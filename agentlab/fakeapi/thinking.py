@@ -43,8 +43,9 @@ from collections.abc import Container, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from agentlab import models
-from agentlab.history import as_dict, blocks
+from agentlab import errors, models, rules
+from agentlab.i18n import t
+from agentlab.rules import Problem, as_dict, blocks
 
 __all__ = [
     "KEY",
@@ -70,7 +71,7 @@ _UNBOUND = "-"  # the digest of a block that is bound to no prefix (a model with
 # The display value that returns the thinking text. Earlier models' docs call
 # it "summarized"; our sources do not confirm the name on claude-sonnet-5-5,
 # so this is agentlab's best guess. "omitted" (empty text) is confirmed.
-SHOWN = "summarized"
+SHOWN = rules.THINKING_DISPLAYS[0]  # the display that returns the text (agentlab.rules)
 
 # The hidden thinking of the blocks this process signed, by signature (bounded).
 _HIDDEN: OrderedDict[str, str] = OrderedDict()
@@ -344,6 +345,27 @@ def prefix_mismatch(messages: Sequence[Any]) -> tuple[int, int] | None:
             if binding[1] != _at(chain[i], content[:k]):
                 return (i, k)
     return None
+
+
+def prefix_rule(messages: Sequence[Any]) -> list[Problem]:
+    """``validate``'s rule for preserved thinking: a thinking block whose earlier messages
+    changed since the model wrote it (registered in ``agentlab.rules.HISTORY_RULES``)."""
+    found = prefix_mismatch(messages)
+    if found is None:
+        return []
+    i, k = found
+    text = BOUND_ELSEWHERE.format(where=f"messages.{i}.content.{k}")
+    return [Problem(text, t("hint.thinking_prefix", block=i), i, "thinking_prefix")]
+
+
+def writer(block: Any, model: str) -> str | None:
+    """The model other than ``model`` whose signature ``block`` carries (None: none of
+    agentlab's; registered in ``agentlab.errors.SIGNATURE_READERS``)."""
+    return next((m for m in models.ids() if m != model and verify(m, block)), None)
+
+
+rules.HISTORY_RULES.append(prefix_rule)
+errors.SIGNATURE_READERS.append(writer)
 
 
 def dropping(params: Mapping[str, Any]) -> bool:

@@ -33,9 +33,16 @@ sight), the whole file system read-only except the folder it runs in and a
 private, empty ``/tmp``, the user's secrets and runtime folders hidden
 (Jupyter's runtime folder with the kernel connection files, ``~/.ssh``,
 ``~/.config``, ``~/.gnupg``, keyrings, cloud credentials), no capabilities
-and no network unless ``network=True``. Where it cannot (macOS, Windows, no
-bwrap, namespaces refused) the limits above still apply, and a one-time
-notice says the sandbox is off (``sandbox_problem()`` says why).
+and no network unless ``network=True``. Starting bubblewrap costs more than
+most commands do, so a sandbox is started once (on the first command for
+that folder) and kept: its first process, ``sandbox_init.py``, runs each
+command in ``bash -c`` with the same limits, and after each command kills
+every process left in the sandbox and empties its ``/tmp``, ``/dev/shm``
+and IPC objects, so each command starts as in a fresh sandbox. There the
+command's parent is that process, not ours: the guard above is not needed.
+Where it cannot (macOS, Windows, no bwrap, namespaces refused) the limits
+above still apply, and a one-time notice says the sandbox is off
+(``sandbox_problem()`` says why).
 
 Failures come back as data (a ``BashResult`` the model can read), never as
 exceptions, except Ctrl-C, which stops the command and is raised again.
@@ -48,14 +55,19 @@ and change anything in its folder.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
+import errno
 import functools
+import json
 import os
 import re
+import select
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -72,6 +84,7 @@ __all__ = [
     "SAFE_ENV_KEYS",
     "BashResult",
     "Reaper",
+    "close_sandboxes",
     "hidden_paths",
     "make_workspace",
     "reaping",
@@ -200,7 +213,7 @@ def run_bash(
         return fail("empty command; nothing was run", where)
     if not os.path.isdir(where):
         return fail(f"cannot run: the folder {where} does not exist", where)
-    bash = shutil.which("bash")
+    bash = _find_bash(os.environ.get("PATH"))
     if bash is None:
         return fail(
             "cannot run: bash was not found on PATH. On Windows install Git for Windows "
@@ -209,16 +222,18 @@ def run_bash(
         )
     argv = [bash, "-c", command]
     child_env = _child_env(env)
-    sandboxed = False
-    if SANDBOX if sandbox is None else sandbox:
-        if sandbox_problem():
-            _notice_once()
-        else:
-            argv = _bwrap_argv(where, network) + argv
-            child_env["TMPDIR"] = "/tmp"  # the sandbox's own, empty and writable
-            sandboxed = True
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
+    if SANDBOX if sandbox is None else sandbox:
+        if not sandbox_problem():
+            child_env["TMPDIR"] = "/tmp"  # the sandbox's own, emptied after each command
+            why, exit_code, start = _run_sandboxed(
+                argv, child_env, where, network, timeout, out, stop_after
+            )
+            if why.startswith("cannot run"):
+                return fail(why, where)
+            return _result(out, why, exit_code, timeout, stop_after, start, where, True)
+        _notice_once()
     with _guarded() as reaper:  # may wait for another thread's command to finish
         start = time.monotonic()  # the timeout counts from here
         try:
@@ -236,19 +251,52 @@ def run_bash(
         if os.name == "nt":
             why = _collect_windows(proc, out, timeout)
         else:
-            why = _collect(proc, out, start + timeout, stop_after, reaper)
+            why = _collect_local(proc, out, start + timeout, stop_after, reaper)
     exit_code = proc.returncode if why == "done" else None
+    return _result(out, why, exit_code, timeout, stop_after, start, where, False)
+
+
+def _result(
+    out: _Capped,
+    why: str,
+    exit_code: int | None,
+    timeout: float,
+    stop_after: int,
+    start: float,
+    where: str,
+    sandboxed: bool,
+) -> BashResult:
+    """The result of a command that ran: its output, and a last line saying how it ended."""
     text = out.text()
     if why == "timeout":
         text = _add_line(text, f"(timed out after {timeout:g} s; the command was stopped)")
     elif why == "too much":
         text = _add_line(text, f"(stopped: the command printed more than {stop_after:,} bytes)")
+    elif why == "lost":
+        text = _add_line(
+            text, "(stopped: the sandbox ended unexpectedly; the next call gets a new one)"
+        )
     elif not text:
         text = f"(no output, exit {exit_code})"
     elif exit_code != 0:
         text = _add_line(text, f"(exit code {exit_code})")
     duration = time.monotonic() - start
+    exit_code = exit_code if why == "done" else None
     return BashResult(text, exit_code, why == "timeout", out.cut > 0, duration, where, sandboxed)
+
+
+def _find_bash(path: str | None) -> str | None:
+    """``shutil.which("bash")``, remembered for each PATH (a search costs more than ``true``)."""
+    found = _which_bash(path)
+    if found is not None and not os.access(found, os.X_OK):  # gone since: look again
+        _which_bash.cache_clear()
+        found = _which_bash(path)
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _which_bash(path: str | None) -> str | None:
+    return shutil.which("bash", path=path)
 
 
 def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -279,7 +327,10 @@ def _bwrap_base(network: bool) -> list[str]:
     return [
         BWRAP,
         "--ro-bind", "/", "/",  # everything read-only...
-        "--dev", "/dev",  # a minimal /dev (null, zero, random, tty, shm)
+        "--dev", "/dev",  # a minimal /dev (null, zero, random, tty, pts)...
+        "--tmpfs", "/dev/shm",  # with its own shared memory
+        "--mqueue", "/dev/mqueue",  # and POSIX message queues (so they can be emptied)
+        "--remount-ro", "/dev",  # and nothing else written there
         "--proc", "/proc",  # the new PID namespace's own /proc: no kernel in it
         "--tmpfs", "/tmp",  # a private, empty /tmp
         # Its own PIDs and System V IPC, and no network (only its own loopback).
@@ -287,12 +338,17 @@ def _bwrap_base(network: bool) -> list[str]:
         # and guard nothing here; unprivileged, bwrap makes a user namespace too.)
         "--unshare-pid", "--unshare-ipc",
         *([] if network else ["--unshare-net"]),
-        "--die-with-parent",  # if we are killed, so is everything inside
+        # Our sandbox_init.py is PID 1 (no bwrap process in between): nothing in the
+        # sandbox can kill it, and when it exits the kernel kills all that is left.
+        # It exits when our end of its socket closes, so no --die-with-parent: that
+        # follows the *thread* that started bwrap, and the sandbox outlives it.
+        "--as-pid-1",
         "--new-session",  # no terminal to type into (TIOCSTI)
         "--cap-drop", "ALL",
     ]  # fmt: skip
 
 
+@functools.cache
 def _kernel_files() -> list[str]:
     """The connection file named on our own command line (``-f FILE``: a Jupyter kernel)."""
     try:
@@ -322,27 +378,32 @@ def hidden_paths() -> list[str]:
     ``$XDG_RUNTIME_DIR`` (``/run/user/UID``: sockets, keyrings), and the
     secrets under ``$HOME`` (``_HOME_SECRETS``).
     """
-    home = os.path.expanduser("~")
-    paths = [os.path.join(home, name) for name in _HOME_SECRETS]
-    paths += [os.environ.get("JUPYTER_RUNTIME_DIR", ""), os.environ.get("XDG_RUNTIME_DIR", "")]
-    paths += [_jupyter_runtime_dir() or "", *_kernel_files()]
     found: list[str] = []
-    for path in paths:
-        real = os.path.realpath(path) if path else ""
-        if real and real != "/" and os.path.exists(real) and real not in found:
+    for path in _secret_places():
+        real = os.path.realpath(path) if os.path.exists(path) else ""
+        if real and real != "/" and real not in found:
             found.append(real)
     return found
 
 
+def _secret_places() -> list[str]:
+    """The paths ``hidden_paths`` looks at, as named (they need not exist)."""
+    home = os.path.expanduser("~")
+    paths = [os.path.join(home, name) for name in _HOME_SECRETS]
+    paths += [os.environ.get("JUPYTER_RUNTIME_DIR", ""), os.environ.get("XDG_RUNTIME_DIR", "")]
+    paths += [_jupyter_runtime_dir() or "", *_kernel_files()]
+    return [path for path in paths if path]
+
+
 def _bwrap_argv(where: str, network: bool) -> list[str]:
-    """The bwrap command line that runs a command in ``where`` (writable) and hides secrets."""
+    """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
     where = os.path.realpath(where)
     argv = [*_bwrap_base(network), "--bind", where, where]
     for path in hidden_paths():
         if where == path or where.startswith(path.rstrip("/") + "/"):
             continue  # the folder asked for is inside it: that choice wins
         if os.path.isdir(path):
-            argv += ["--tmpfs", path]  # an empty folder in its place
+            argv += ["--tmpfs", path, "--remount-ro", path]  # an empty folder in its place
         else:
             argv += ["--ro-bind", "/dev/null", path]  # an empty file in its place
     return [*argv, "--chdir", where, "--"]
@@ -388,6 +449,213 @@ def _notice_once() -> None:
 
         _noticed = True
         print(t("bash.sandbox.off", why=sandbox_problem()), file=sys.stderr)
+
+
+# One sandbox runs many commands: starting bubblewrap costs more than most commands
+# do, so each sandbox (a folder, network or not, the same hidden paths) is started
+# once, with sandbox_init.py as its first process, and given one command at a time.
+# After each command it kills every process left in the sandbox and empties /tmp,
+# so each command still starts as in a fresh sandbox.
+
+_INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_init.py")
+MAX_SANDBOXES = 4  # kept at once; the one used longest ago is closed first
+_REPLY = 10.0  # seconds to wait for the sandbox's answer before it is thrown away
+_sandboxes: dict[tuple[Any, ...], _Sandbox] = {}
+_sandboxes_lock = threading.Lock()
+
+
+class _Sandbox:
+    """One bubblewrap sandbox with sandbox_init.py as PID 1, and our end of its socket."""
+
+    def __init__(self, bwrap_argv: list[str], scratch: list[str]) -> None:
+        """Start it; raises OSError if bubblewrap fails."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        info, info_w = os.pipe()  # bwrap writes {"child-pid": ...} there, then closes it
+        init = [sys.executable, "-I", "-S", _INIT, str(theirs.fileno()), json.dumps(scratch)]
+        with theirs:
+            self.proc = subprocess.Popen(
+                [*bwrap_argv[:-1], "--info-fd", str(info_w), "--", *init],
+                env={},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                pass_fds=[theirs.fileno(), info_w],
+                start_new_session=True,  # Ctrl-C in a terminal is for the command, not for it
+            )
+        os.close(info_w)
+        self.sock = ours
+        self.lock = threading.Lock()  # one command at a time
+        self.pidfd = -1
+        try:
+            with open(info, "rb") as f:
+                self.pid = json.loads(f.read())["child-pid"]  # sandbox_init.py, as we see it
+            self.pidfd = os.pidfd_open(self.pid)  # readable once it has exited
+        except (ValueError, KeyError, OSError) as e:
+            self.close(now=True)
+            raise OSError(f"bubblewrap did not start (exit {self.proc.returncode})") from e
+        ours.settimeout(_REPLY)
+
+    def alive(self) -> bool:
+        return self.sock.fileno() >= 0 and not select.select([self.pidfd], [], [], 0)[0]
+
+    def run(
+        self, argv: list[str], env: dict[str, str], out: _Capped, deadline: float, stop_after: int
+    ) -> tuple[str, int | None]:
+        """Run one command in the sandbox: (why it ended, as ``_collect`` says, and the exit code).
+
+        Why may also be "lost" (the sandbox died meanwhile) or "cannot run: ...".
+        The output pipe's write end goes to the sandbox with the command, so the
+        command writes straight to us. Raises OSError if the command could not be sent.
+        """
+        read, write = os.pipe()
+        try:
+            try:
+                message = json.dumps({"run": argv, "env": env}).encode()
+                socket.send_fds(self.sock, [message], [write])
+            finally:
+                os.close(write)
+            try:
+                # The socket turns readable when bash has exited (or the sandbox died).
+                why = _collect(read, self.sock.fileno(), out, deadline, stop_after)
+            finally:
+                exit_code, trouble = self._stop()  # Ctrl-C too: stop everything, then raise it
+        finally:
+            os.close(read)
+        return trouble or why, exit_code
+
+    def _stop(self) -> tuple[int | None, str | None]:
+        """Have the sandbox stop what is left of the command: (bash's exit code, trouble).
+
+        Trouble is None, "lost" (the sandbox died, garbled or was too slow: it is
+        killed) or "cannot run: ..." (bash could not be started).
+        """
+        exit_code = error = None
+        asked = False
+        try:
+            while True:
+                # If it has not said "stopped" yet, ask it to stop (once).
+                if not asked and not select.select([self.sock], [], [], 0)[0]:
+                    self.sock.send(b'{"stop": true}')
+                    asked = True
+                reply = json.loads(self.sock.recv(65536) or b"null")
+                exit_code = reply.get("exit", exit_code)
+                error = reply.get("error", error)
+                if "stopped" in reply:
+                    break
+        except KeyboardInterrupt:  # a second Ctrl-C while we waited
+            self.close(now=True)
+            raise
+        except (OSError, ValueError, AttributeError):  # AttributeError: not a dict
+            # Died, garbled or too slow. Killing it kills all that is in it; the
+            # result stands if bash had exited and only the tidying was cut short.
+            self.close(now=True)
+            return exit_code, None if exit_code is not None else "lost"
+        if reply["stopped"] is not True:
+            self.close()  # something it could not put back: start afresh next time
+        return exit_code, None if error is None else f"cannot run: {error}"
+
+    def close(self, now: bool = False) -> None:
+        """Stop the sandbox: at end of file on its socket it kills everything and exits."""
+        self.sock.close()
+        try:
+            self.proc.wait(0 if now else 2)
+        except subprocess.TimeoutExpired:
+            if self.pidfd >= 0:  # sandbox_init.py: PID 1 inside, killable from here
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            self.proc.kill()
+            self.proc.wait()
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+
+
+def _run_sandboxed(
+    argv: list[str],
+    env: dict[str, str],
+    where: str,
+    network: bool,
+    timeout: float,
+    out: _Capped,
+    stop_after: int,
+) -> tuple[str, int | None, float]:
+    """Run the command in the sandbox for ``where``: (why it ended, exit code, start time)."""
+    for attempt in range(2):
+        box = _sandbox_for(where, network)
+        with box.lock:  # may wait for another thread's command to finish
+            start = time.monotonic()  # the timeout counts from here
+            try:
+                return (*box.run(argv, env, out, start + timeout, stop_after), start)
+            except OSError as e:
+                if e.errno == errno.EMSGSIZE:  # more than one socket message can hold
+                    return f"cannot run: the command is too long ({e.strerror})", None, start
+                box.close(now=True)  # it had died before the command reached it: once more
+                if attempt:
+                    return f"cannot run: the sandbox did not start ({e})", None, start
+    raise AssertionError("unreachable")
+
+
+def _sandbox_for(where: str, network: bool) -> _Sandbox:
+    """The running sandbox for this folder and these hidden paths, started if need be.
+
+    A sandbox is kept for as long as nothing it was made from changes: the
+    folder (deleted and made again, it is another folder), and each secret
+    place (one made since must be hidden too). ``os.stat`` tells us cheaply.
+    """
+    key: list[Any] = [BWRAP, network]
+    for path in [where, *_secret_places()]:
+        try:
+            found = os.stat(path)
+        except OSError:
+            continue
+        key.append((path, found.st_dev, found.st_ino))
+    with _sandboxes_lock:
+        box = _sandboxes.pop(tuple(key), None)
+        if box is None or not box.alive():
+            if box is not None:
+                box.close(now=True)
+            box = _Sandbox(_bwrap_argv(where, network), _scratch(where))
+        _sandboxes[tuple(key)] = box  # the newest last
+        old = [_sandboxes.pop(k) for k in list(_sandboxes)[:-MAX_SANDBOXES]]
+    for other in old:
+        with other.lock:
+            other.close()
+    return box
+
+
+def _scratch(where: str) -> list[str]:
+    """The sandbox's own tmpfs folders, emptied after each command: never the folder
+    the command runs in (``cwd="/tmp"`` binds the host's /tmp there) or one inside it."""
+    where = os.path.realpath(where).rstrip("/") + "/"
+    return [f for f in ("/tmp", "/dev/shm", "/dev/mqueue") if not (f + "/").startswith(where)]
+
+
+def close_sandboxes() -> None:
+    """Stop every sandbox kept for commands, each once its command is over (done for
+    you when Python exits; the next sandboxed command starts a new one)."""
+    with _sandboxes_lock:
+        boxes = list(_sandboxes.values())
+        _sandboxes.clear()
+    for box in boxes:
+        with box.lock:
+            box.close()
+
+
+def _forget_sandboxes() -> None:
+    # A forked child (check() runs student code in one) must not talk to our
+    # sandboxes: it closes its copies of the sockets and starts its own if need be.
+    global _sandboxes_lock
+    _sandboxes_lock = threading.Lock()
+    for box in _sandboxes.values():
+        box.sock.close()
+        if box.pidfd >= 0:
+            os.close(box.pidfd)
+        box.proc.returncode = 0  # not our child here: never wait for it
+    _sandboxes.clear()
+
+
+atexit.register(close_sandboxes)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_sandboxes)
 
 
 class _Capped:
@@ -604,7 +872,7 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         pass
 
 
-def _collect(
+def _collect_local(
     proc: subprocess.Popen[bytes],
     out: _Capped,
     deadline: float,
@@ -613,12 +881,36 @@ def _collect(
 ) -> str:
     """Read the output into ``out`` until the command is done, then stop its group.
 
-    Returns why reading ended: "done" (bash exited; its code is in
-    ``proc.returncode``), "timeout", or "too much" (over ``stop_after`` bytes).
+    Returns why reading ended (see ``_collect``); if "done", bash's exit code is
+    in ``proc.returncode``.
     """
     assert proc.stdout is not None
-    pipe = proc.stdout.fileno()
     exit_fd = _exit_fd(proc.pid)  # becomes readable when bash exits (Linux)
+    try:
+        return _collect(proc.stdout.fileno(), exit_fd, out, deadline, stop_after, proc)
+    finally:
+        # However we got here (Ctrl-C too, which goes on up after this), stop
+        # everything the command started, then reap it.
+        _stop_group(proc, exit_fd, reaper)
+        proc.stdout.close()
+        if exit_fd is not None:
+            os.close(exit_fd)
+
+
+def _collect(
+    pipe: int,
+    exit_fd: int | None,
+    out: _Capped,
+    deadline: float,
+    stop_after: int,
+    proc: subprocess.Popen[bytes] | None = None,
+) -> str:
+    """Read the output from ``pipe`` into ``out`` until the command is done.
+
+    ``exit_fd`` becomes readable when bash exits; without one (macOS) we look
+    at ``proc`` ourselves. Returns why reading ended: "done" (bash exited),
+    "timeout", or "too much" (over ``stop_after`` bytes).
+    """
     sel = selectors.DefaultSelector()
     sel.register(pipe, selectors.EVENT_READ)
     if exit_fd is not None:
@@ -628,7 +920,7 @@ def _collect(
     try:
         while True:
             now = time.monotonic()
-            if exit_fd is None and exited_at is None and proc.poll() is not None:
+            if exited_at is None and exit_fd is None and proc and proc.poll() is not None:
                 exited_at = now
             # Done when bash has exited and the pipe is closed, or when bash has
             # exited but a background job (`sleep 100 &`) still holds the pipe.
@@ -640,7 +932,7 @@ def _collect(
                 # Endless output (`yes`, `cat /dev/urandom`): keeping only the
                 # cap in memory is not enough, the command must be stopped.
                 return "too much"
-            if not pipe_open and exit_fd is None:
+            if not pipe_open and exit_fd is None and proc:
                 # Nothing left to read and no exit fd to wait on: wait for bash.
                 try:
                     proc.wait(deadline - now)
@@ -665,13 +957,7 @@ def _collect(
                     sel.unregister(pipe)
                     pipe_open = False
     finally:
-        # However we got here (Ctrl-C too, which goes on up after this), stop
-        # everything the command started, then reap it.
         sel.close()
-        _stop_group(proc, exit_fd, reaper)
-        proc.stdout.close()
-        if exit_fd is not None:
-            os.close(exit_fd)
 
 
 def _exit_fd(pid: int) -> int | None:

@@ -5,17 +5,35 @@ fresh history (the prompt alone), with the parent's tools minus ``task`` (so
 the child cannot start children of its own) and at most ``max_rounds`` model
 requests. Only the child's final text comes back as the tool's result: the
 child's whole history stays here, and the parent's context stays small.
+
+A view can show the child's run before the parent runs it: ``task.child(prompt)``
+(``task = task_tool(...)``) makes the child loop for a pending call, an
+``AgentLoop`` to step by hand; when the parent's execute then runs the call,
+``run`` finishes that same child from wherever it was left and returns its final
+text. Without a child made beforehand, ``run`` is ``subagent`` as it stands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from agentlab.history import blocks
 from agentlab.tools.base import Tool, as_tool
 
-__all__ = ["MAX_ROUNDS", "NO_SUMMARY", "final_text", "subagent", "task_tool"]
+if TYPE_CHECKING:
+    from agentlab.stepper import AgentLoop
+
+__all__ = [
+    "MAX_ROUNDS",
+    "NO_SUMMARY",
+    "Subagents",
+    "TaskTool",
+    "final_text",
+    "subagent",
+    "task_tool",
+]
 
 MAX_ROUNDS = 30
 NO_SUMMARY = "(no summary)"
@@ -32,20 +50,83 @@ def final_text(messages: list[Any]) -> str:
 
 def subagent(client: Any, prompt: str, tools: Iterable[Any], max_rounds: int = MAX_ROUNDS) -> str:
     """Run a child loop on ``prompt`` alone; return only its final text."""
-    from agentlab.loop import agent_loop  # the lesson's loop (imported late: no cycle)
-
-    child_tools = [t for t in tools if as_tool(t).name != "task"]  # no recursion
     messages: list[Any] = [{"role": "user", "content": prompt}]  # a fresh history
-    agent_loop(messages, client, tools=child_tools, max_turns=max_rounds)
+    _run_child(messages, client, tools, max_rounds)
     return final_text(messages)
 
 
-def task_tool(client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> Tool:
+def _run_child(messages: list[Any], client: Any, tools: Iterable[Any], max_rounds: int) -> None:
+    from agentlab.loop import agent_loop  # the lesson's loop (imported late: no cycle)
+
+    agent_loop(messages, client, tools=_child_tools(tools), max_turns=max_rounds)
+
+
+def _child_tools(tools: Iterable[Any]) -> list[Any]:
+    return [t for t in tools if as_tool(t).name != "task"]  # no recursion
+
+
+class Subagents:
+    """The children of one ``task`` tool: ``pending``, those a view made before the
+    parent ran them (for each prompt, the child loops in the order its calls come);
+    ``histories``, every child's whole history once it ran (for a lesson to look at:
+    none of it reaches the parent)."""
+
+    def __init__(self, client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> None:
+        self.client, self.tools, self.max_rounds = client, tools, max_rounds
+        self.pending: dict[str, list[AgentLoop]] = {}
+        self.histories: list[list[Any]] = []  # each child's whole history, as they ran
+
+    def child(self, prompt: str, n: int = 0) -> AgentLoop:
+        """The child loop for the ``n``-th pending call with this prompt (made on first
+        use): a fresh history holding the prompt alone, the tools minus ``task``."""
+        from agentlab.stepper import AgentLoop  # imported late: the stepper imports tools
+
+        loops = self.pending.setdefault(prompt, [])
+        while len(loops) <= n:
+            tools = _child_tools(self.tools)
+            loops.append(AgentLoop(self.client, prompt, tools=tools, max_turns=self.max_rounds))
+        return loops[n]
+
+    def run(self, prompt: str) -> str:
+        """Finish the first child made for ``prompt`` (or run a new one); its final text."""
+        loops = self.pending.get(prompt)
+        if not loops:  # subagent(), keeping the history it ran on
+            messages: list[Any] = [{"role": "user", "content": prompt}]
+            self.histories.append(messages)
+            _run_child(messages, self.client, self.tools, self.max_rounds)
+            return final_text(messages)
+        child = loops.pop(0)
+        if not loops:
+            del self.pending[prompt]
+        self.histories.append(child.messages)
+        child.run()
+        if child.ended in ("error", "interrupted"):  # the tool's result says so (is_error)
+            raise RuntimeError(child.explanation)
+        return final_text(child.messages)
+
+    def clear(self) -> None:
+        """Forget the children not run (a call denied, or its prompt edited)."""
+        self.pending.clear()
+
+
+@dataclass
+class TaskTool(Tool):
+    """The ``task`` tool, with the children a view made for its pending calls."""
+
+    subagents: Subagents = field(default_factory=lambda: Subagents(None, []), repr=False)
+
+    def child(self, prompt: str, n: int = 0) -> AgentLoop:
+        """The child loop that the parent's call ``task(prompt)`` will finish (see ``Subagents``)."""
+        return self.subagents.child(prompt, n)
+
+
+def task_tool(client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> TaskTool:
     """The parent's ``task`` tool. ``tools`` is the parent's list (it may hold this
     tool too); each child gets it minus ``task``."""
+    subagents = Subagents(client, tools, max_rounds)
 
     def run(prompt: str) -> str:
-        return subagent(client, prompt, tools, max_rounds)
+        return subagents.run(prompt)
 
     schema = {
         "type": "object",
@@ -56,4 +137,4 @@ def task_tool(client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> To
         "Hand a self-contained piece of work to a helper with a fresh context. "
         "It returns only the helper's final summary."
     )
-    return Tool("task", description, schema, run)
+    return TaskTool("task", description, schema, run, subagents=subagents)

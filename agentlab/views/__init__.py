@@ -3,8 +3,10 @@
     from agentlab.views import HistoryView, PairingView, LoopView, show
 
     HistoryView(messages)     # one card per message; each tool_use tied to its tool_result
+    HistoryView.side_by_side(parent, child)  # columns, each validated on its own (HistoryColumns)
     PairingView(messages)     # one row per tool call: turn, id, tool, input, status, time
     LoopView(loop)            # the diagram and buttons to step an AgentLoop by hand
+                              # (with todos=: the Plan panel; with task_tool: helpers' own views)
     show(messages_or_loop)    # display the right view
 
 Importing this module imports ipywidgets (``import agentlab`` does not).
@@ -18,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlab.views.history_view import HistoryView
+from agentlab.views.history_view import HistoryColumns, HistoryView
 from agentlab.views.loop_view import LoopView
 from agentlab.views.pairing_view import PairingView
 
-__all__ = ["HistoryView", "LoopView", "PairingView", "show"]
+__all__ = ["HistoryColumns", "HistoryView", "LoopView", "PairingView", "show"]
 
 
 def show(messages_or_loop: Any) -> None:

@@ -42,11 +42,13 @@ what made scrolling slow (see ``benchmarks/widgets.py --browser``).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import ipywidgets as W
 
 from agentlab.history import Problem
+from agentlab.i18n import t
 from agentlab.loop import Event
 from agentlab.views.base import dispose, source
 from agentlab.views.pins import pair_script
@@ -60,12 +62,13 @@ from agentlab.views.render import (
     is_open,
     role_of,
     runs_of,
+    section,
     slots_style,
     summary_html,
     transcript_html,
 )
 
-__all__ = ["HistoryView"]
+__all__ = ["HistoryColumns", "HistoryView"]
 
 PAGE = 100  # cards per page (one more if a results card follows): an append redraws one page
 _views = itertools.count(1)  # a class per view, so a pinned pair lights up in its own view only
@@ -107,6 +110,12 @@ class HistoryView(W.VBox):
         self.rebuild()
         if self.loop is not None:
             self.loop.subscribe(self._on_event)
+
+    @staticmethod
+    def side_by_side(*histories: Any, labels: Sequence[str] | None = None) -> HistoryColumns:
+        """Two (or more) histories in columns, each validated on its own: a parent's
+        and its helper's, say. See ``HistoryColumns``."""
+        return HistoryColumns(*histories, labels=labels)
 
     # -- reading the view ---------------------------------------------------------
     @property
@@ -275,4 +284,64 @@ class HistoryView(W.VBox):
     def close(self) -> None:
         if self.loop is not None:
             self.loop.unsubscribe(self._on_event)
+        super().close()
+
+
+class HistoryColumns(W.VBox):
+    """Histories side by side, one labelled column each (lesson 07: the parent's
+    history and its helper's). Each column is a ``HistoryView`` of its own: its own
+    pairs, its own summary line, its own problems. On a narrow screen the columns
+    stack (flex-wrap, no fixed widths).
+
+        HistoryView.side_by_side(loop, helper.messages, labels=["parent", "helper"])
+    """
+
+    def __init__(self, *histories: Any, labels: Sequence[str] | None = None) -> None:
+        super().__init__()
+        names = list(labels or ())
+        if len(names) > len(histories):
+            raise ValueError(f"{len(names)} labels for {len(histories)} histories")
+        names += [t("view.columns.label", n=k + 1) for k in range(len(names), len(histories))]
+        self.labels = names
+        self.views = [HistoryView(h) for h in histories]
+        self.add_class("al-root")
+        columns = []
+        for name, view in zip(names, self.views, strict=True):
+            title = W.HTML(section(name))
+            column = W.VBox([title, view], layout=W.Layout(flex="1 1 320px", min_width="0"))
+            column.add_class("al-side-col")
+            columns.append(column)
+        self.row = W.HBox(columns, layout=W.Layout(flex_flow="row wrap", align_items="flex-start"))
+        self.row.add_class("al-side")
+        self.children = (W.HTML(STYLE), self.row)
+
+    @property
+    def problems(self) -> list[list[Problem]]:
+        """Each column's problems, in column order."""
+        return [view.problems for view in self.views]
+
+    def refresh(self) -> None:
+        for view in self.views:
+            view.refresh()
+
+    def _repr_html_(self) -> str:
+        columns = "".join(
+            f'<div class="al-side-col">{section(name)}'
+            + transcript_html(
+                view.messages, with_style=False, runs=view._marks.runs, reminders=view._reminders
+            )
+            + "</div>"
+            for name, view in zip(self.labels, self.views, strict=True)
+        )
+        return f'{STYLE}<div class="al-root al-side">{columns}</div>'
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{name!r}: {len(v.cards)}" for name, v in zip(self.labels, self.views, strict=True)
+        )
+        return f"HistoryColumns({inner})"
+
+    def close(self) -> None:
+        for view in self.views:
+            view.close()
         super().close()

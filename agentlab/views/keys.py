@@ -31,20 +31,24 @@ export default {
   render({ model, el }) {
     let inView = false;
     const view = () => el.closest(model.get("scope"));
+    // a view inside this one (a helper's LoopView in its parent's) hears its own keys
+    const mine = (node, v) => node.closest(model.get("scope")) === v;
     const onFocus = (event) => {
       const v = view();
-      inView = !!v && event.target instanceof Node && v.contains(event.target);
+      const target = event.target;
+      inView = !!v && target instanceof Element && v.contains(target) && mine(target, v);
     };
     const onKey = (event) => {
       if (event.ctrlKey || event.altKey || event.metaKey || event.repeat) return;
       const v = view();
       const target = event.target;
       if (!v || !(target instanceof Element)) return;
-      if (!v.contains(target) && !(inView && target === document.body)) return;
+      const inside = v.contains(target) && mine(target, v);
+      if (!inside && !(inView && target === document.body)) return;
       const field = target.closest("input, textarea, select, [contenteditable]");
       if (field && !(field instanceof HTMLInputElement && TICKS.includes(field.type))) return;  // typing
       const name = model.get("bindings")[event.key.toLowerCase()];
-      const button = name && v.querySelector("button." + name);
+      const button = name && [...v.querySelectorAll("button." + name)].find((b) => mine(b, v));
       if (!button) return;
       event.preventDefault();
       event.stopPropagation();

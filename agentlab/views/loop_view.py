@@ -137,6 +137,14 @@ def todos_of(loop: Any) -> Any:
     return todos
 
 
+def task_of(loop: Any) -> Any:
+    """The loop's ``task`` tool when it can make child loops (``task_tool``), or None."""
+    for tool in getattr(loop, "tools", None) or ():
+        if getattr(tool, "name", None) == "task" and callable(getattr(tool, "child", None)):
+            return tool
+    return None
+
+
 def _kinds(message: Any, kind: str) -> int:
     """How many blocks of type ``kind`` a message dict holds."""
     return sum(1 for b in blocks(message) if b.get("type") == kind)
@@ -286,11 +294,17 @@ class LoopView(W.VBox):
         self.decision = W.HTML(decision_html(loop.decision))
         # lesson 06: the plan the harness keeps beside the history (with todos= only)
         self.todos = todos_of(loop)
+        self._todos_given = self._todo_state()  # what Reset puts back, with the history
         self.todo_box = W.HTML(layout=W.Layout(display="none" if self.todos is None else ""))
         self.tokens = W.HTML()
         # right column: streamed text, results waiting to be appended, history, pairs
         self.stream_box = W.HTML(layout=W.Layout(display="none"))
         self.results_box = W.HTML()
+        # lesson 07: a child LoopView for each pending task call (see _show_helpers)
+        self.helpers = W.VBox(layout=W.Layout(display="none"))
+        self.helpers.add_class("al-helpers")
+        self.helper_views: list[LoopView] = []
+        self.held = False  # a parent's execute is running this loop: its buttons wait
         self.ask_input = W.Text(
             placeholder=t("view.ask.placeholder"), layout=W.Layout(flex="1 1 auto", min_width="0")
         )
@@ -338,6 +352,7 @@ class LoopView(W.VBox):
                 self.results_box,
                 self.history_title,
                 self.history,
+                self.helpers,  # right after the history, whose last card holds the task calls
                 self.ask_row,
                 self.pairings,
                 W.HBox([self.copy_button, self.copy_out]),
@@ -377,6 +392,8 @@ class LoopView(W.VBox):
         self._fresh = ""  # what the last stage added outside the history: "decision", "results"
         self._todo_before: list[dict[str, str]] | None = None  # the plan as execute began
         self._reminder: tuple[int, str] | None = None  # the last reminder: (message index, text)
+        self._helped: Any = None  # the decision whose task calls the helpers belong to
+        self._helper_heads: list[tuple[W.HTML, int, int]] = []  # (head, pair number, index)
         self._ticker = _Ticker(self._show_elapsed)
         self._in_stage = False  # a stage is running on the main thread, interruptible
         self._main_loop: asyncio.AbstractEventLoop | None = None  # the kernel's, if made in a cell
@@ -435,9 +452,14 @@ class LoopView(W.VBox):
             self._end(t("view.stopped.approval"))
 
     def reset(self) -> None:
-        """Put the history back as it was when the loop was made, and start over."""
+        """Put the history back as it was when the loop was made, and start over
+        (a todo list too: its plan, as it was when the view was made)."""
         self._waiting, self._verdicts, self._goal = [], None, None
         self.approval.layout.display = "none"
+        if self.todos is not None and self._todos_given is not None:
+            items, rounds, reminded = self._todos_given
+            self.todos.items = [dict(i) for i in items]
+            self.todos.rounds_since, self.todos.reminded = rounds, reminded
         self.loop.reset()  # the views hear "reset" and redraw
 
     def ask(self, text: str, run: bool = True, from_click: bool = False) -> None:
@@ -543,7 +565,7 @@ class LoopView(W.VBox):
 
     # -- running stages --------------------------------------------------------------
     def _go(self, goal: Goal, from_click: bool = False) -> None:
-        if self._busy or self._waiting or self.loop.stage == "done":
+        if self._busy or self._waiting or self.held or self.loop.stage == "done":
             return
         self._goal, self._stop_requested, self._note = goal, False, ""
         self._cooperative = from_click
@@ -672,6 +694,7 @@ class LoopView(W.VBox):
             loop.approve = saved
             if stage == "execute":
                 self._verdicts = None
+                self._helpers_ran()
             self._update()
 
     def _end(self, note: str | None = None) -> None:
@@ -759,6 +782,9 @@ class LoopView(W.VBox):
             elif kind == "reset":
                 self._todo_before, self._reminder = None, None
             self._show_todos()
+        if kind == "stage" and data["stage"] == "execute" and self.helper_views:
+            for helper in self.helper_views:  # the call runs them: their own run waits
+                helper._hold()
         if kind == "stage":
             self.diagram.value = diagram_svg(data["stage"], running=True)
             self._activity = t(f"stage.{data['stage']}")
@@ -786,6 +812,7 @@ class LoopView(W.VBox):
         elif kind == "append":
             self.results_box.value = ""
         elif kind == "reset":
+            self._drop_helpers()
             self._note, self._streamed, self._fresh = "", "", ""
             self.did.value = ""
             for box in (self.error, self.results_box):
@@ -864,6 +891,12 @@ class LoopView(W.VBox):
         self.results_box.value = f'<div class="al-panel al-fresh">{title}{"".join(parts)}</div>'
 
     # -- drawing ----------------------------------------------------------------------
+    def _todo_state(self) -> tuple[list[dict[str, str]], int, bool] | None:
+        todos = self.todos
+        if todos is None:
+            return None
+        return [dict(i) for i in todos.items], todos.rounds_since, todos.reminded
+
     def _show_todos(self) -> None:
         """The todo panel: the plan as the loop's TodoList holds it now."""
         todos = self.todos
@@ -929,10 +962,11 @@ class LoopView(W.VBox):
             self.status.value = self._status_html()
         stuck = self._busy or self.waiting
         for b in (self.next_button, self.turn_button, self.run_button):
-            b.disabled = stuck or stage == "done"
-        self.reset_button.disabled = self._busy
+            b.disabled = stuck or self.held or stage == "done"
+        self.reset_button.disabled = self._busy or self.held
         self.stop_button.disabled = not stuck
-        self.ask_row.layout.display = "flex" if stage == "done" and not stuck else "none"
+        asking = stage == "done" and not stuck and not self.held
+        self.ask_row.layout.display = "flex" if asking else "none"
         limited = stage == "done" and loop.ended in LIMITED and not stuck
         if limited:
             why = escape(ended_text(loop.ended, loop.stop_reason))
@@ -940,10 +974,92 @@ class LoopView(W.VBox):
         self.ended_box.layout.display = "flex" if limited else "none"
         if not self._waiting:
             self.approval.layout.display = "none"
+        if stage == "execute":
+            self._show_helpers()
+
+    # -- subagents (lesson 07) ----------------------------------------------------------
+    def _show_helpers(self) -> None:
+        """Before execute: a child LoopView for each pending ``task`` call, made by the
+        task tool (``task.child(prompt)``), so its run can be stepped before the parent's
+        execute finishes it. Kept on screen, finished, until the next task calls."""
+        loop, task = self.loop, task_of(self.loop)
+        decision = loop.decision
+        if task is None or decision is None or decision is self._helped:
+            return
+        calls = [u for u in decision.tool_uses if _get(u, "name") == "task"]
+        prompts = [(_get(u, "input") or {}).get("prompt") for u in calls]
+        calls = [(u, p) for u, p in zip(calls, prompts, strict=True) if isinstance(p, str)]
+        if not calls:
+            return
+        self._drop_helpers()
+        self._helped = decision
+        boxes, seen = [], dict[str, int]()
+        index = len(loop.messages) - 1  # the reply holding the calls
+        for use, prompt in calls:
+            n, seen[prompt] = seen.get(prompt, 0), seen.get(prompt, 0) + 1
+            view = LoopView(task.child(prompt, n))
+            view.title.value = (
+                f'<div class="al-title al-helper-title">{escape(t("view.helper.title"))}</div>'
+            )
+            pair = self.history.pair(_get(use, "id"))
+            number = pair.number if pair else 0
+            head = W.HTML(self._helper_head(number, index, view))
+            self.helper_views.append(view)
+            self._helper_heads.append((head, number, index))
+            box = W.VBox([head, view])
+            box.add_class("al-helper")
+            boxes.append(box)
+        title = W.HTML(section(t("view.helpers.title")))
+        self.helpers.children = (title, *boxes)
+        self.helpers.layout.display = "flex"
+
+    def _helper_head(self, number: int, index: int, view: LoopView, note: str = "") -> str:
+        prompt = view.loop.messages[0].get("content") if view.loop.messages else ""
+        about = escape(note or t("view.helper.about"))
+        return (
+            f'<div class="al-helper-head"><b>{escape(t("view.helper.for", n=number, i=index))}</b>'
+            f'<div class="al-helper-prompt">task: {escape(oneline(prompt, 300))}</div>'
+            f'<div class="al-muted">{about}</div></div>'
+        )
+
+    def _hold(self) -> None:
+        """A parent's execute runs this loop now: no clicks of its own, no question left."""
+        self.held = True
+        self._waiting, self._verdicts = [], None
+        self.approval.layout.display = "none"
+        self._update()
+
+    def _helpers_ran(self) -> None:
+        """After the parent's execute: each helper says whether its run was used."""
+        task = task_of(self.loop)
+        for (head, number, index), view in zip(self._helper_heads, self.helper_views, strict=True):
+            ran = view.loop.stage == "done"
+            note = t("view.helper.done" if ran else "view.helper.not_run")
+            head.value = self._helper_head(number, index, view, note)
+            view.held = True  # its run is over for the parent (used or dropped): buttons off
+            view._update()
+        if task is not None:
+            task.subagents.clear()  # a denied or edited call's child is never run later
+
+    def _drop_helpers(self) -> None:
+        for view in self.helper_views:
+            view.close()
+        self.helper_views, self._helper_heads, self._helped = [], [], None
+        for box in self.helpers.children:
+            dispose(box)
+        self.helpers.children = ()
+        self.helpers.layout.display = "none"
+        task = task_of(self.loop)
+        if task is not None:
+            task.subagents.clear()
 
     # -- display ----------------------------------------------------------------------
     def _repr_html_(self) -> str:
-        """The view as it is drawn now, as one HTML page (a saved notebook's picture).
+        """The view as it is drawn now, as one HTML page (a saved notebook's picture)."""
+        return STYLE + self._picture()
+
+    def _picture(self) -> str:
+        """The view as it is drawn now, as HTML without the stylesheet.
 
         Made of the very HTML the live widgets hold, panel by panel, so a snapshot
         can never tell another story than the view: the status and what the last
@@ -964,16 +1080,27 @@ class LoopView(W.VBox):
             + self.results_box.value
             + self.history_title.value
             + f'<div class="al-root">{self.history.drawn_html()}</div>'
+            + self._helpers_picture()
             + self.pairings.table.value
         )
         return (
-            f'{STYLE}<div class="al-root al-loop">{self.title.value}{self.turn_label.value}'
+            f'<div class="al-root al-loop">{self.title.value}{self.turn_label.value}'
             f"{self.status.value}{self.did.value}"
             f"{panel(self.approval, self.approval_info.value, 'al-approval')}"
             f"{panel(self.ended_box, self.ended_info.value, 'al-ended')}{self.error.value}"
             f'<div class="al-columns"><div class="al-left">{left}</div>'
             f'<div class="al-right">{right}</div></div></div>'
         )
+
+    def _helpers_picture(self) -> str:
+        if self.helpers.layout.display == "none":
+            return ""
+        title = self.helpers.children[0].value if self.helpers.children else ""
+        boxes = "".join(
+            f'<div class="al-helper">{head.value}{view._picture()}</div>'
+            for (head, _, _), view in zip(self._helper_heads, self.helper_views, strict=True)
+        )
+        return f'<div class="al-helpers">{title}{boxes}</div>'
 
     def _replies(self, k: int) -> int:
         """How many assistant replies ``messages[:k]`` holds, counted once per message
@@ -1007,6 +1134,8 @@ class LoopView(W.VBox):
         return f"LoopView(stage={loop.stage!r}, turns={loop.turns}, messages={len(loop.messages)})"
 
     def close(self) -> None:
+        for view in self.helper_views:
+            view.close()
         self.loop.unsubscribe(self._on_event)
         self.history.close()
         self.pairings.close()

@@ -39,26 +39,31 @@ export default {
     let hovered = null;  // a pair outside the history, under the pointer
     let lit = [];  // the history's blocks we lit for it
     const idOf = (pin) => pin.closest(".al-pair")?.dataset.id;
+    // a view inside this one (a helper's LoopView in its parent's) keeps its own pairs
+    const rootOf = (node) => node.closest(".al-loop") ?? node.closest(".al-history");
+    const mine = (node) => rootOf(node) === root;
 
     const onChange = (event) => {  // a badge clicked (or Space on it): pin or unpin the pair
       const box = event.target;
-      if (!(box instanceof HTMLInputElement) || !box.matches(PIN)) return;
+      if (!(box instanceof HTMLInputElement) || !box.matches(PIN) || !mine(box)) return;
       const id = idOf(box);
       if (id === undefined) return;
       if (box.checked) pinned.add(id);
       else pinned.delete(id);
-      for (const other of root.querySelectorAll(PIN)) if (idOf(other) === id) other.checked = box.checked;
+      for (const other of root.querySelectorAll(PIN)) {
+        if (idOf(other) === id && mine(other)) other.checked = box.checked;
+      }
     };
 
     const light = () => {
       for (const block of lit) block.classList.remove("al-lit");
       const number = hovered && [...hovered.classList].find((c) => /^al-pair-\\d+$/.test(c));
-      lit = number ? [...root.querySelectorAll(".al-history ." + number)] : [];
+      lit = number ? [...root.querySelectorAll(".al-history ." + number)].filter(mine) : [];
       for (const block of lit) block.classList.add("al-lit");
     };
     const onOver = (event) => {
       const pair = event.target instanceof Element ? event.target.closest(".al-pair") : null;
-      const outside = pair && root.contains(pair) && !pair.closest(".al-history") ? pair : null;
+      const outside = pair && mine(pair) && !pair.closest(".al-history") ? pair : null;
       if (outside === hovered) return;
       hovered = outside;
       light();
@@ -73,7 +78,9 @@ export default {
         for (const record of records) {
           for (const node of record.addedNodes) {
             if (!(node instanceof Element)) continue;
-            for (const box of node.querySelectorAll(PIN)) if (pinned.has(idOf(box))) box.checked = true;
+            for (const box of node.querySelectorAll(PIN)) {
+              if (pinned.has(idOf(box)) && mine(box)) box.checked = true;
+            }
           }
         }
       }

@@ -281,6 +281,15 @@ ol.al-todo li{display:flex;gap:6px;align-items:baseline;padding:2px 0;min-width:
 .al-reminder-note{border:1px dashed var(--al-wait);border-radius:6px;padding:4px 8px;margin-top:6px;font-size:12px}
 .al-reminder-note b,.al-reminder .al-tag{color:var(--al-wait)}
 .al-reminder{border:1px dashed var(--al-wait);border-radius:6px;padding:2px 8px;margin:5px 0}
+/* lesson 07: a helper's own LoopView, inside the parent's pending task call */
+.al-helper{border-left:4px solid var(--al-assistant);padding:4px 0 4px 10px;margin:0 0 10px 0;min-width:0}
+.al-helper-head{font-size:12px;margin:0 0 6px 0}
+.al-helper-prompt{font-family:var(--jp-code-font-family,ui-monospace,monospace);overflow-wrap:anywhere;margin:2px 0}
+.al-helper .al-loop{padding:8px 10px 10px 10px}
+.al-helper .al-helper-title{font-size:14px}
+/* histories side by side (HistoryView.side_by_side): columns that stack when narrow */
+.al-side{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
+.al-side>.al-side-col,.al-side .al-side-col{flex:1 1 320px;min-width:0}
 </style>"""
 STYLE = STYLE.replace("</style>", PAIR_STYLE + "\n</style>")
 
@@ -857,7 +866,7 @@ def card_html(
 def reminder_block_html(text_html: str) -> str:
     """A text block the harness added after the tool_results (the todo reminder), marked so."""
     tip = escape(t("view.todo.reminder_tag.tip"))
-    tag = f'<span class="al-tag" title="{tip}">⏰ {escape(t("view.todo.reminder_tag"))}</span>'
+    tag = f'<span class="al-tag" title="{tip}">⚑ {escape(t("view.todo.reminder_tag"))}</span>'
     return f'<div class="al-reminder">{tag}{text_html}</div>'
 
 
@@ -902,7 +911,7 @@ def todo_html(
     if reminder is not None:
         index, text = reminder
         body += (
-            f'<div class="al-reminder-note"><b>⏰ {escape(t("view.todo.reminded", i=index))}</b> '
+            f'<div class="al-reminder-note"><b>⚑ {escape(t("view.todo.reminded", i=index))}</b> '
             f"{escape(text)}</div>"
         )
     return f'<div class="al-panel al-todos">{section(t("view.todo.title"))}{body}</div>'

@@ -10,13 +10,17 @@ table, and then, one reply at a time:
 
 1. writes the list: one ``todo`` call per piece, all in one reply;
 2. marks the first item ``in_progress``, and does it with bash;
-3. keeps the list up to date (completed, next in progress) for the first item
-   only when three bash rounds are left after it, then forgets the list: it does
-   the rest with bash alone, so the harness's reminder fires after the third
-   round without a ``todo`` call (``REMIND_AFTER``);
+3. forgets the list for a while: it does the next pieces with bash alone, so the
+   harness's reminder comes after the third round without a ``todo`` call
+   (``REMIND_AFTER``). When three bash rounds or more are left after the first
+   item, it first finishes that item properly (completed, the next in progress);
+   with fewer than three bash rounds in all it never forgets;
 4. seeing the reminder (a text block after the ``tool_result`` blocks), brings the
    list up to date at once, and keeps it so;
 5. once every item is completed, reports what each piece found.
+
+A todo tool that takes the whole list in each call (Claude Code's TodoWrite has
+that shape) gets the same plan, the whole list each time (``_List``).
 
 The list is read back from the ``todo`` calls in the history (a refused call
 changes nothing); a refused call stops the demo from using the list again.
@@ -53,6 +57,7 @@ __all__ = [
 ]
 
 MAX_PIECES = 8  # the demo's plans stay short
+MAX_CHUNKS = 3 * MAX_PIECES  # the pieces of a task looked at, at most
 # Cues of a task that asks for a plan (a piece holding one is not work to do).
 PLAN_CUES: tuple[str, ...] = (
     "plan",
@@ -121,11 +126,12 @@ def _planning(task: Task) -> bool:
 def pieces(task: Task, listed: str | None = None) -> list[tuple[str, Plan]]:
     """The task's pieces that the demo can do, each with its plan, in order."""
     found: list[tuple[str, Plan]] = []
-    for chunk in _SPLIT.split(task.text):
-        part = _LEAD.sub("", chunk.strip()).strip()
+    chunks = [c for c in (c.strip() for c in _SPLIT.split(task.text)) if c]
+    for chunk in chunks[:MAX_CHUNKS]:  # a long text is read no further (time stays bounded)
+        part = _LEAD.sub("", chunk).strip()
         if not part or _planning(Task(part)):
             continue
-        parts = [_LEAD.sub("", p.strip()).strip() for p in _AND.split(part)]
+        parts = [_LEAD.sub("", p.strip()).strip() for p in _AND.split(part, MAX_PIECES)]
         parts = [p for p in parts if p and not _planning(Task(p))]
         plans = [(p, plan(Task(p), listed)) for p in parts]
         if len(plans) > 1 and all(pl is not None and pl.steps for _, pl in plans):
@@ -186,13 +192,13 @@ def _text(result: Any) -> str:
 
 
 def _reminded(message: dict[str, Any]) -> bool:
-    """Does this user message of tool results end with a reminder of the plan?"""
+    """Does this user message of tool results end with a note from the harness (a text
+    block after the ``tool_result`` blocks), such as the todo reminder? Any wording
+    counts: a student's own reminder need not use agentlab's."""
     bs = blocks(message)
     if message.get("role") != "user" or not any(b.get("type") == "tool_result" for b in bs):
         return False
-    notes = [str(b.get("text", "")).lower() for b in bs if b.get("type") == "text"]
-    cues = ("todo", "to-do", "plan", "reminder", "待办", "计划", "提醒")
-    return any(cue in note for note in notes for cue in cues)
+    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in bs)
 
 
 def reply(
@@ -213,13 +219,16 @@ def reply(
     if helper is not None and delegates(task):
         return _delegate(messages[start + 1 :], task, lang, shape, helper)
     todo = offered(params, "todo", "text", "status")
-    if not has_shell or todo is None:
+    whole = None if todo is not None else _list_tool(params)
+    if not has_shell or (todo is None and whole is None):
         return None
     work = pieces(task, listed)
     if len(work) < 2 and not (work and _planning(task)):
         return None
+    texts = [_item(text, lang) for text, _ in work]
+    keeper = _Items(todo, messages, start, texts) if todo else _List(whole, messages, start, texts)
     shell_turns = turns(messages[start + 1 :], shape.shell[0])
-    return _plan(messages, start, work, shell_turns, lang, shape, str(todo["name"]))
+    return _plan(messages[start + 1 :], work, texts, shell_turns, lang, shape, keeper)
 
 
 def _delegate(
@@ -237,37 +246,114 @@ def _delegate(
     return shape.answer("think.answer", say(lang, "task.answer", summary=summary), "task")
 
 
+Call = tuple[str, dict[str, Any]]
+
+
+class _Items:
+    """The plan kept with agentlab's ``todo`` tool: one call adds or changes one item.
+
+    The list as the harness holds it is every todo call in the history, replayed
+    (a refused call changes nothing); the task's items are those added after it."""
+
+    def __init__(self, tool: dict[str, Any], messages: list[Any], start: int, texts: list[str]):
+        self.name, self.texts = str(tool["name"]), texts
+        items: list[dict[str, str]] = []
+        self.ids: list[str] = []  # the ids of the items added for this task
+        self.broken = False  # a todo call of this task was refused: stop using the list
+        before = len(_calls(messages[: start + 1], self.name))
+        for n, turn in enumerate(_calls(messages, self.name)):
+            for update, result in turn:
+                if result is None or result.get("is_error"):
+                    self.broken = self.broken or n >= before
+                    continue
+                try:
+                    new = update_items(items, update)
+                except ValueError:
+                    continue
+                if n >= before and len(new) > len(items):
+                    self.ids.append(new[-1]["id"])
+                items = new
+        status = {i["id"]: i["status"] for i in items}
+        self.status = [status.get(i, "") for i in self.ids] + [""] * (len(texts) - len(self.ids))
+        # written when every item is on the list (one a reply, with parallel calls disabled)
+        self.written = len(self.ids) >= len(texts)
+
+    def write(self) -> list[Call]:
+        return [(self.name, {"text": t}) for t in self.texts[len(self.ids) :]]
+
+    def update(self, changes: list[tuple[int, str]]) -> list[Call]:
+        return [
+            (self.name, {"id": self.ids[k], "status": st}) for k, st in changes if self.status[k]
+        ]
+
+
+class _List:
+    """The plan kept with a tool that takes the whole list in each call (an array of
+    items, each with a ``status``, as Claude Code's TodoWrite): its latest call is the
+    list; each item's other required fields get the item's text."""
+
+    def __init__(self, found: Any, messages: list[Any], start: int, texts: list[str]):
+        tool, self.key, self.text_key = found
+        self.name, self.texts = str(tool["name"]), texts
+        schema = tool["input_schema"]["properties"][self.key]["items"]
+        self.required = [
+            k for k in schema.get("required") or [] if k not in (self.text_key, "status")
+        ]
+        calls = [c for turn in _calls(messages[start + 1 :], self.name) for c in turn]
+        self.broken = any(r is None or r.get("is_error") for _, r in calls)
+        good = [value for value, r in calls if r is not None and not r.get("is_error")]
+        self.written = bool(good)
+        items = good[-1].get(self.key) if good else []
+        items = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        by_text = {str(i.get(self.text_key)): str(i.get("status", "")) for i in items}
+        self.status = [by_text.get(t, "") for t in texts]
+
+    def _call(self, status: list[str]) -> list[Call]:
+        items = []
+        for k, (text, st) in enumerate(zip(self.texts, status, strict=True)):
+            item = {self.text_key: text, "status": st or "pending"}
+            item.update({key: str(k + 1) if key == "id" else text for key in self.required})
+            items.append(item)
+        return [(self.name, {self.key: items})]
+
+    def write(self) -> list[Call]:
+        return self._call(["pending"] * len(self.texts))
+
+    def update(self, changes: list[tuple[int, str]]) -> list[Call]:
+        status = list(self.status)
+        for k, st in changes:
+            status[k] = st
+        return self._call(status) if changes else []
+
+
+def _list_tool(params: Mapping[str, Any]) -> tuple[dict[str, Any], str, str] | None:
+    """A todo tool that takes the whole list: (its definition, the list's field, the
+    items' text field), or None."""
+    for tl in as_dict(list(params.get("tools") or [])):
+        if not isinstance(tl, dict) or "todo" not in str(tl.get("name", "")).lower():
+            continue
+        props = (tl.get("input_schema") or {}).get("properties") or {}
+        for key, value in props.items() if isinstance(props, dict) else ():
+            items = value.get("items") if isinstance(value, dict) else None
+            fields = items.get("properties") if isinstance(items, dict) else None
+            if isinstance(fields, dict) and "status" in fields:
+                text = next((f for f in ("content", "text", "title", "task") if f in fields), None)
+                if text:
+                    return tl, key, text
+    return None
+
+
 def _plan(
-    messages: list[dict[str, Any]],
-    start: int,
+    after: list[dict[str, Any]],
     work: list[tuple[str, Plan]],
+    texts: list[str],
     shell_turns: list[list[Step]],
     lang: str,
     shape: Any,
-    todo: str,
+    keeper: _Items | _List,
 ) -> list[dict[str, Any]]:
-    # The list as the harness holds it: every todo call in the history, replayed.
-    items: list[dict[str, str]] = []
-    mine: list[str] = []  # ids of the items added for this task
-    broken = False  # a todo call of this task was refused: the demo stops using the list
-    before = len(_calls(messages[: start + 1], todo))
-    for n, turn in enumerate(_calls(messages, todo)):
-        for update, result in turn:
-            if result is None or result.get("is_error"):
-                broken = broken or n >= before
-                continue
-            try:
-                new = update_items(items, update)
-            except ValueError:
-                continue
-            if n >= before and len(new) > len(items):
-                mine.append(new[-1]["id"])
-            items = new
-    status = {i["id"]: i["status"] for i in items}
-    texts = [_item(text, lang) for text, _ in work]
-    if not mine and not broken:
-        adds = [(todo, {"text": t}) for t in texts]
-        return shape.uses(say(lang, "plan.write", n=len(texts)), adds)
+    if not keeper.written and not keeper.broken:
+        return shape.uses(say(lang, "plan.write", n=len(texts)), keeper.write())
 
     # How far the work is: each piece's bash turns, in order.
     answers: list[str] = []
@@ -287,21 +373,17 @@ def _plan(
         if current is not None:
             break
 
-    ids = mine + [""] * (len(work) - len(mine))
-    done = len(answers)
-    updates = [(todo, {"id": i, "status": "completed"}) for i in ids[:done] if i]
-    updates = [u for u in updates if status.get(u[1]["id"]) != "completed"]
-    if current is not None and ids[current] and status.get(ids[current]) != "in_progress":
-        updates.append((todo, {"id": ids[current], "status": "in_progress"}))
-    if broken:
-        updates = []
+    done, status = len(answers), keeper.status
+    changes = [(k, "completed") for k in range(done) if status[k] != "completed"]
+    if current is not None and status[current] != "in_progress":
+        changes.append((current, "in_progress"))
+    updates = [] if keeper.broken else keeper.update(changes)
 
-    after = messages[start + 1 :]
     reminded_now = bool(after) and _reminded(after[-1])
     # The demo forgets the list (so the reminder fires) once, when enough rounds are left.
     rounds = [len(p.steps) for _, p in work]
     forget_from = 1 if sum(rounds[1:]) >= 3 else 0
-    first = status.get(ids[0], "pending")
+    first = status[0] or "pending"
     started = first == "completed" if forget_from else first != "pending"
     lazy = sum(rounds) >= 3 and started and not any(_reminded(m) for m in after)
 

@@ -13,7 +13,7 @@ from typing import Any
 EN: dict[str, str] = {
     "sign": "(agentlab's offline demo model: a script, not Claude.)",
     "intro": "I am agentlab's offline demo model: a small script, not Claude and not a language model.",
-    "help": "I can handle a few kinds of task with the bash tool: list files, count files, folders or lines, search text, find the largest, longest or newest file, show the date and system, create a new file and check it, and report disk space. For anything else use a real model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and start again.",
+    "help": "I can handle a few kinds of task with the bash tool: list files, count files, folders or lines, search text, find the largest, longest or newest file, show the date and system, create a new file and check it, report disk space, and find which file defines a name; offered a todo tool I plan a task of several steps, and offered a task tool I hand work to a helper. For anything else use a real model: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and start again.",
     "no_bash": "I need a tool that runs shell commands to do that, and this request's tools list has none.",
     "refusal": 'This is the offline demo\'s practice refusal: the request contains the test phrase "agentlab refusal test". Send the same request to the model in recommended_model to get an answer.',
     "which_files": "Which files do you mean? Ask me to list them first: for a follow-up like this I read the conversation's history, and there is no listing in it yet.",
@@ -109,7 +109,7 @@ EN: dict[str, str] = {
 ZH: dict[str, str] = {
     "sign": "（agentlab 离线演示模型：一个脚本，不是 Claude。）",
     "intro": "我是 agentlab 的离线演示模型：一个小脚本，不是 Claude，也不是语言模型。",
-    "help": "我能用 bash 工具完成几类任务：列出文件，统计文件、文件夹或行数，搜索文本，找出最大、最长或最新的文件，显示日期和系统信息，创建新文件并检查，报告磁盘空间。其他任务请换用真实模型：设置 ANTHROPIC_API_KEY（或 ANTHROPIC_BASE_URL）后重新开始。",
+    "help": "我能用 bash 工具完成几类任务：列出文件，统计文件、文件夹或行数，搜索文本，找出最大、最长或最新的文件，显示日期和系统信息，创建新文件并检查，报告磁盘空间，找出哪个文件定义了某个名字；有 todo 工具时我会为多步任务做计划，有 task 工具时我会把工作交给助手。其他任务请换用真实模型：设置 ANTHROPIC_API_KEY（或 ANTHROPIC_BASE_URL）后重新开始。",
     "no_bash": "做这件事需要一个能运行 shell 命令的工具，而这次请求的 tools 列表里没有。",
     "refusal": '这是离线演示模型的练习拒绝：请求里有测试短语 "agentlab refusal test"。把同样的请求发给 recommended_model 里的模型，就能得到回答。',
     "which_files": "你指的是哪些文件？请先让我列出它们：这类追问我要读对话历史，而历史里还没有文件列表。",
