@@ -878,10 +878,20 @@ def test_a_command_that_changes_the_helper_gets_a_fresh_sandbox(
     """Any process of the same user may lower another's limits (``prlimit``) or
     priority, which the next command would inherit: the sandbox is replaced."""
     helper = _helper_pid(tmp_path)
-    run_bash("prlimit --pid 1 --nofile=64:64; renice -n 5 -p 1", cwd=tmp_path, sandbox=True)
-    r = run_bash("prlimit --pid 1 --nofile --noheadings -o HARD; nice", cwd=tmp_path, sandbox=True)
-    assert r.output.split() != ["64", "5"] and r.output.split()[1] == "0", r.output
-    assert _helper_pid(tmp_path) != helper
+    changes = ["prlimit --pid 1 --nofile=64:64", "renice -n 5 -p 1", "chrt --idle -p 0 1"]
+    if os.uname().machine in ("x86_64", "aarch64"):
+        changes.append("ionice -c 3 -p 1")
+    for change in changes:
+        run_bash(change, cwd=tmp_path, sandbox=True)
+        r = run_bash(
+            "prlimit --pid 1 --nofile --noheadings -o HARD; nice; chrt -p 1; ionice -p 1",
+            cwd=tmp_path,
+            sandbox=True,
+        )
+        assert r.output.split()[:2] != ["64"] and r.output.split()[1] == "0", r.output
+        assert "SCHED_OTHER" in r.output and "idle" not in r.output, r.output
+        assert _helper_pid(tmp_path) != helper
+        helper = _helper_pid(tmp_path)
 
 
 @sandbox_only

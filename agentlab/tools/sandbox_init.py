@@ -58,11 +58,27 @@ def send(sock: socket.socket, message: dict) -> None:
     sock.send(json.dumps(message).encode())
 
 
+_LIMITS = [getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_")]
+
+
 def state() -> tuple:
     """What a command could change about us and pass on to the next one: our limits
-    (``prlimit`` works on any process of the same user), priority and CPUs."""
-    limits = [resource.getrlimit(getattr(resource, n)) for n in dir(resource) if n[:7] == "RLIMIT_"]
-    return limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)
+    (``prlimit`` works on any process of the same user), priority, scheduling and CPUs."""
+    limits = [resource.getrlimit(limit) for limit in _LIMITS]
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    return limits, nice, os.sched_getscheduler(0), os.sched_getaffinity(0), io_priority()
+
+
+# ioprio_get(2) has no wrapper in Python; its number depends on the machine.
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+_LIBC = ctypes.CDLL(None)  # the C library Python already uses
+
+
+def io_priority() -> int | None:
+    """Our I/O priority (``ionice``), which any process of the same user may lower."""
+    if _IOPRIO_GET is None:
+        return None
+    return int(_LIBC.syscall(_IOPRIO_GET, 1, 0))  # IOPRIO_WHO_PROCESS, ourselves
 
 
 def kill_the_rest() -> None:
@@ -142,14 +158,15 @@ class Scratch:
             self.look = self.looks()
         if ipc_objects():
             subprocess.run(["ipcrm", "--all"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return not problems and not ipc_objects()
+            return not problems and not ipc_objects()
+        return not problems
 
 
 def ipc_objects() -> bool:
     """True if a command left System V shared memory, semaphores or message queues."""
     for kind in ("msg", "sem", "shm"):
-        with open(f"/proc/sysvipc/{kind}") as f:
-            if len(f.readlines()) > 1:  # a header, then one line per object
+        with open(f"/proc/sysvipc/{kind}", "rb") as f:
+            if f.read().count(b"\n") > 1:  # a header, then one line per object
                 return True
     return False
 
@@ -231,9 +248,8 @@ def main() -> None:
     # We are PID 1: from inside the sandbox only signals we have a handler for
     # reach us, and SIGINT is the one Python installs. Commands get the default.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    libc = ctypes.CDLL(None)
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0: no ptrace, no /proc/1/fd or /proc/1/environ
-    libc.prctl(15, b"sandbox-init", 0, 0, 0)  # PR_SET_NAME: what ps and /proc/1/comm show
+    _LIBC.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0: no ptrace, no /proc/1/fd or /proc/1/environ
+    _LIBC.prctl(15, b"sandbox-init", 0, 0, 0)  # PR_SET_NAME: what ps and /proc/1/comm show
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.set_inheritable(False)  # bwrap handed it down to us; no command gets it
     os.closerange(3, sock.fileno())  # and nothing else we might have been handed

@@ -213,7 +213,7 @@ def run_bash(
         return fail("empty command; nothing was run", where)
     if not os.path.isdir(where):
         return fail(f"cannot run: the folder {where} does not exist", where)
-    bash = shutil.which("bash")
+    bash = _find_bash(os.environ.get("PATH"))
     if bash is None:
         return fail(
             "cannot run: bash was not found on PATH. On Windows install Git for Windows "
@@ -283,6 +283,20 @@ def _result(
     duration = time.monotonic() - start
     exit_code = exit_code if why == "done" else None
     return BashResult(text, exit_code, why == "timeout", out.cut > 0, duration, where, sandboxed)
+
+
+def _find_bash(path: str | None) -> str | None:
+    """``shutil.which("bash")``, remembered for each PATH (a search costs more than ``true``)."""
+    found = _which_bash(path)
+    if found is not None and not os.access(found, os.X_OK):  # gone since: look again
+        _which_bash.cache_clear()
+        found = _which_bash(path)
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _which_bash(path: str | None) -> str | None:
+    return shutil.which("bash", path=path)
 
 
 def _child_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -636,7 +650,8 @@ def _forget_sandboxes() -> None:
     _sandboxes_lock = threading.Lock()
     for box in _sandboxes.values():
         box.sock.close()
-        os.close(box.pidfd)
+        if box.pidfd >= 0:
+            os.close(box.pidfd)
         box.proc.returncode = 0  # not our child here: never wait for it
     _sandboxes.clear()
 
