@@ -635,6 +635,24 @@ def test_the_runtime_folder_and_secrets_are_hidden(
 
 
 @sandbox_only
+def test_commands_run_when_the_kernels_own_file_is_in_the_runtime_folder(
+    tmp_path: Path, sandboxed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jupyter's default: the kernel is started with -f RUNTIME/kernel-ID.json. That file
+    # is hidden with its folder; hiding it again inside the emptied folder fails in bwrap.
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / "kernel-1.json").write_text('{"key": "hmac-secret"}')
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(bash_module, "_kernel_files", lambda: [str(runtime / "kernel-1.json")])
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    r = run_bash(f"echo ran; cat {runtime}/kernel-1.json", cwd=workspace, sandbox=True)
+    assert r.sandboxed and r.output.startswith("ran\n"), r.output
+    assert "hmac-secret" not in r.output and "No such file or directory" in r.output
+
+
+@sandbox_only
 def test_proc_shows_only_the_sandbox(sandboxed: None) -> None:
     r = run_bash("ls /proc | grep -E '^[0-9]+$'; cat /proc/1/comm; echo $PPID", sandbox=True)
     *pids, comm, ppid = r.output.split()

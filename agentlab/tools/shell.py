@@ -399,9 +399,12 @@ def _bwrap_argv(where: str, network: bool) -> list[str]:
     """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
     where = os.path.realpath(where)
     argv = [*_bwrap_base(network), "--bind", where, where]
-    for path in hidden_paths():
+    hidden = hidden_paths()
+    for path in hidden:
         if where == path or where.startswith(path.rstrip("/") + "/"):
             continue  # the folder asked for is inside it: that choice wins
+        if any(path.startswith(other.rstrip("/") + "/") for other in hidden):
+            continue  # inside a folder hidden already (a kernel's file in the runtime folder)
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]  # an empty folder in its place
         else:
