@@ -97,7 +97,7 @@ _APPROVED = Verdict.approve()  # no approve callback: every call may run
 def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, Any, dict]:
     """Run one call; return its ``tool_result``. A driver may answer the ``approval``
     step with ``send(verdict)``; otherwise ``approve(use)`` is asked."""
-    uid, name, tool_input = get(use, "id"), get(use, "name"), get(use, "input")
+    uid, name, tool_input = _call(use)
     tool = table.get(name)
     if tool is None:
         return error_result(
@@ -105,13 +105,13 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
         )
     if tool.fn is None:
         return error_result(uid, t("result.no_impl", name=name))
-    verdict = _APPROVED
+    called, verdict = {"tool_use": use, "tool_use_id": uid, "name": name}, _APPROVED
     if approve is not None:
         answer = yield Event("approval", {"tool_use": use})
         verdict = as_verdict(approve(use) if answer is None else answer)
         if verdict.action == "deny":
-            denied = {"reason": verdict.reason, "duration": 0.0}
-            yield Event("tool_end", {**_record(use, tool_input, "denied", True), **denied})
+            denied = _record(called, tool_input, "denied", True, 0.0)
+            yield Event("tool_end", {**denied, "reason": verdict.reason})
             said = "result.denied_policy" if verdict.by == "policy" else "result.denied"
             return error_result(uid, t(said, reason=verdict.reason or t("result.denied_default")))
         if verdict.action == "edit" and verdict.input is not None:
@@ -124,13 +124,13 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
     except KeyboardInterrupt:  # Ctrl-C or Stop: the call counts as what really started
-        stopped = {**_record(use, tool_input, "interrupted", True), "edited": edited}
-        yield Event("tool_end", {**stopped, "duration": time.monotonic() - start})
+        stopped = _record(called, tool_input, "interrupted", True, time.monotonic() - start)
+        yield Event("tool_end", {**stopped, "edited": edited})
         raise
     except BaseException as e:  # SystemExit from argparse, a crash...: data for the model
         content, is_error = t("result.error", name=name, error=f"{type(e).__name__}: {e}"), True
-    ran = _record(use, tool_input, "edited" if edited else "approved", is_error)
-    ran["duration"] = time.monotonic() - start
+    verdict_word, took = "edited" if edited else "approved", time.monotonic() - start
+    ran = _record(called, tool_input, verdict_word, is_error, took)
     if type(out) is not str:  # what a BashResult adds
         ran["exit_code"] = getattr(out, "exit_code", None)
         ran["truncated"] = getattr(out, "truncated", False)
@@ -149,10 +149,22 @@ def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
 
 
-def _record(use: Any, tool_input: Any, verdict: str, is_error: bool) -> dict[str, Any]:
+def _call(use: Any) -> tuple[Any, Any, Any]:
+    """A tool call's id, name and input, from a block written as a dict or the SDK's."""
+    if type(use) is dict:
+        return use.get("id"), use.get("name"), use.get("input")
+    return getattr(use, "id", None), getattr(use, "name", None), getattr(use, "input", None)
+
+
+def _record(called: dict, tool_input: Any, verdict: str, is_error: bool, took: float) -> dict:
     """What became of one call (the audit keeps it; the ``tool_end`` event carries it)."""
-    called = {"tool_use": use, "tool_use_id": get(use, "id"), "name": get(use, "name")}
-    return {**called, "input": tool_input, "verdict": verdict, "is_error": is_error}
+    return {
+        **called,
+        "input": tool_input,
+        "verdict": verdict,
+        "is_error": is_error,
+        "duration": took,
+    }
 
 
 def _content(out: Any) -> tuple[Any, bool]:
