@@ -992,3 +992,31 @@ def test_a_forked_child_does_not_use_its_parents_sandbox(tmp_path: Path, sandbox
     assert os.waitstatus_to_exitcode(status) == 0
     assert run_bash("echo parent", cwd=tmp_path, sandbox=True).output == "parent\n"
     assert _helper_pid(tmp_path) == helper
+
+
+@sandbox_only
+@pytest.mark.parametrize(
+    "mount",
+    [
+        ["--ro-bind", "/agentlab/no/such/source", "/mnt/x"],  # refused before the sandbox exists
+        ["--tmpfs", "{t}", "--remount-ro", "{t}", "--ro-bind", "/dev/null", "{t}/f"],  # after
+    ],
+    ids=["no source", "read-only mount point"],
+)
+def test_a_sandbox_bwrap_cannot_set_up_says_why(
+    mount: list[str], tmp_path: Path, sandboxed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each command says bwrap's own words, rather than that a sandbox ended."""
+    (tmp_path / "t").mkdir()
+    real = bash_module._bwrap_argv
+
+    def refused(where: str, network: bool) -> list[str]:
+        argv = real(where, network)
+        i = argv.index("--chdir")
+        return [*argv[:i], *(m.format(t=tmp_path / "t") for m in mount), *argv[i:]]
+
+    monkeypatch.setattr(bash_module, "_bwrap_argv", refused)
+    for _ in range(2):
+        r = run_bash("echo hi", cwd=tmp_path, sandbox=True)
+        assert r.output.startswith("(cannot run: the sandbox did not start (bwrap: "), r.output
+        assert r.exit_code is None and ("No such file" in r.output or "Read-only" in r.output)

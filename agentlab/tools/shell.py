@@ -481,6 +481,7 @@ class _Sandbox:
                 env={},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,  # bwrap's own complaints, read if it fails
                 pass_fds=[theirs.fileno(), info_w],
                 start_new_session=True,  # Ctrl-C in a terminal is for the command, not for it
             )
@@ -488,13 +489,15 @@ class _Sandbox:
         self.sock = ours
         self.lock = threading.Lock()  # one command at a time
         self.pidfd = -1
+        self.ran = False  # True once a command has run in it
+        self.complaint = ""  # what bwrap or sandbox_init.py printed, once it has ended
         try:
             with open(info, "rb") as f:
                 self.pid = json.loads(f.read())["child-pid"]  # sandbox_init.py, as we see it
             self.pidfd = os.pidfd_open(self.pid)  # readable once it has exited
         except (ValueError, KeyError, OSError) as e:
             self.close(now=True)
-            raise OSError(f"bubblewrap did not start (exit {self.proc.returncode})") from e
+            raise OSError(self.complaint) from e
         ours.settimeout(_REPLY)
 
     def alive(self) -> bool:
@@ -551,7 +554,12 @@ class _Sandbox:
             # Died, garbled or too slow. Killing it kills all that is in it; the
             # result stands if bash had exited and only the tidying was cut short.
             self.close(now=True)
-            return exit_code, None if exit_code is not None else "lost"
+            if exit_code is not None:
+                return exit_code, None
+            if not self.ran:  # bwrap could not set it up (a mount it refused...)
+                return None, f"cannot run: the sandbox did not start ({self.complaint})"
+            return None, "lost"
+        self.ran = True
         if reply["stopped"] is not True:
             self.close()  # something it could not put back: start afresh next time
         return exit_code, None if error is None else f"cannot run: {error}"
@@ -570,6 +578,10 @@ class _Sandbox:
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            said = self.proc.stderr.read(2000).decode("utf-8", "replace").strip()
+            self.complaint = said or f"bwrap exit {self.proc.returncode}"
+            self.proc.stderr.close()
 
 
 def _run_sandboxed(
@@ -583,7 +595,10 @@ def _run_sandboxed(
 ) -> tuple[str, int | None, float]:
     """Run the command in the sandbox for ``where``: (why it ended, exit code, start time)."""
     for attempt in range(2):
-        box = _sandbox_for(where, network)
+        try:
+            box = _sandbox_for(where, network)
+        except OSError as e:  # bwrap failed before it could say where the sandbox is
+            return f"cannot run: the sandbox did not start ({e})", None, time.monotonic()
         with box.lock:  # may wait for another thread's command to finish
             start = time.monotonic()  # the timeout counts from here
             try:
@@ -593,7 +608,7 @@ def _run_sandboxed(
                     return f"cannot run: the command is too long ({e.strerror})", None, start
                 box.close(now=True)  # it had died before the command reached it: once more
                 if attempt:
-                    return f"cannot run: the sandbox did not start ({e})", None, start
+                    return f"cannot run: the sandbox did not start ({box.complaint})", None, start
     raise AssertionError("unreachable")
 
 
