@@ -1649,6 +1649,8 @@ def test_the_parent_view_shows_a_steppable_child_for_a_pending_task_call() -> No
     assert len(child.history.cards) == 2 and ran == []
     child.run_turn()
     assert ran == ["echo 0 for Count the files."]
+    child.next_button.click()  # the child's request: its line says so
+    assert child.did.value
     view.next_stage()  # the parent's execute: the child runs on from there to its end
     assert child.loop.done and child.loop.ended == "model"
     assert ran == ["echo 0 for Count the files.", "echo 1 for Count the files."]
@@ -1657,6 +1659,7 @@ def test_the_parent_view_shows_a_steppable_child_for_a_pending_task_call() -> No
     ]
     assert len(child.history.cards) == 6  # its whole history stays in the child
     assert "Finished: only its final text" in plain_text(html_of(view.helpers))
+    assert child.did.value == ""  # no stale line of the stage stepped by hand
     assert child.next_button.disabled
     view.run_to_end()
     assert loop.messages[-1]["content"][0]["text"] == "The helper says: Summary of Count the files."

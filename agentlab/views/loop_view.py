@@ -1036,6 +1036,8 @@ class LoopView(W.VBox):
             ran = view.loop.stage == "done"
             note = t("view.helper.done" if ran else "view.helper.not_run")
             head.value = self._helper_head(number, index, view, note)
+            if ran:  # the parent ran it on: the line of the last stage stepped by hand is stale
+                view.did.value, view.results_box.value = "", ""
             view.held = True  # its run is over for the parent (used or dropped): buttons off
             view._update()
         if task is not None:
