@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from agentlab import errors
@@ -92,6 +93,9 @@ def drive(
 
 
 _APPROVED = Verdict.approve()  # no approve callback: every call may run
+# The approve callback of the call being run: a tool that runs a loop of its own (``task``)
+# asks it about that loop's calls too, so a helper cannot run what its parent may not.
+ASKING: ContextVar[Any] = ContextVar("agentlab_asking", default=None)
 
 
 def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, Any, dict]:
@@ -119,7 +123,7 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
     edited, start, out = verdict.action == "edit", time.monotonic(), None
     yield Event("tool_start", {"tool_use": use, "input": tool_input, "edited": edited, "at": start})
     try:
-        out = tool.run(tool_input)
+        out = _run(tool, tool_input, approve)
         content, is_error = (out, False) if type(out) is str and out else _content(out)
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
@@ -143,6 +147,14 @@ def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, A
     if is_error:
         return {"type": "tool_result", "tool_use_id": uid, "content": content, "is_error": True}
     return {"type": "tool_result", "tool_use_id": uid, "content": content}
+
+
+def _run(tool: Any, tool_input: Any, approve: Any) -> Any:
+    token = ASKING.set(approve)
+    try:
+        return tool.run(tool_input)
+    finally:
+        ASKING.reset(token)
 
 
 def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:

@@ -135,3 +135,67 @@ def test_the_loop_given_a_todo_list_offers_the_tool_and_reminds_after_the_result
     plain: list = [{"role": "user", "content": "Look around."}]
     agent_loop(plain, ScriptedClient([bash_call, bash_call, bash_call, bash_call, "Done."]))
     assert all(b["type"] == "tool_result" for m in plain[2::2] for b in m["content"])
+
+
+def _recording_bash(ran: list):
+    def bash(command: str) -> str:
+        ran.append(command)
+        return "ok"
+
+    return Tool(
+        "bash",
+        "Run a command.",
+        {"type": "object", "properties": {"command": {"type": "string"}}},
+        bash,
+    )
+
+
+def test_a_helper_asks_what_its_parent_asks_so_a_task_cannot_get_round_the_rules():
+    from agentlab.loop import agent_loop
+    from agentlab.tools.policy import Verdict
+
+    ran: list = []
+    replies = [
+        [tool_use("task", {"prompt": "Tidy up."})],  # the parent hands the work on
+        [tool_use("bash", {"command": "rm -rf data"})],  # the helper tries what the parent may not
+        "Could not tidy up.",  # the helper's summary
+        "The helper could not do it.",
+    ]
+    client = ScriptedClient(replies)
+    asked: list = []
+
+    def approve(use):
+        asked.append(use.input)
+        command = use.input.get("command", "")
+        return Verdict.deny("no rm") if command.startswith("rm") else Verdict.approve()
+
+    bash = _recording_bash(ran)
+    tools = [bash]
+    task = task_tool(client, tools)
+    tools.append(task)
+    messages: list = [{"role": "user", "content": "Clean the folder."}]
+    agent_loop(messages, client, tools=tools, approve=approve)
+    assert ran == []  # the helper's rm was asked about and denied, never run
+    assert {"command": "rm -rf data"} in asked and {"prompt": "Tidy up."} in asked
+    child = task.subagents.histories[0]
+    denied = child[2]["content"][0]
+    assert denied["is_error"] is True and "no rm" in denied["content"]
+    assert validate(messages) == [] and validate(child) == []
+
+
+def test_a_task_tool_given_its_own_approve_uses_it_for_the_helper():
+    from agentlab.loop import agent_loop
+    from agentlab.tools.policy import Verdict
+
+    ran: list = []
+    replies = [
+        [tool_use("task", {"prompt": "Look."})],
+        [tool_use("bash", {"command": "ls"})],
+        "Saw nothing.",
+        "Done.",
+    ]
+    client = ScriptedClient(replies)
+    tools: list = [_recording_bash(ran)]
+    tools.append(task_tool(client, tools, approve=lambda use: Verdict.deny("helpers may not")))
+    agent_loop([{"role": "user", "content": "Look around."}], client, tools=tools)
+    assert ran == []  # the parent approves everything; the helper's own rule denied it

@@ -1715,11 +1715,28 @@ def test_a_denied_task_call_drops_its_child() -> None:
     assert view.waiting and len(view.helper_views) == 1
     child = view.helper_views[0]
     child.run_turn()  # stepped while the parent waits for its approval
+    assert child.confirm and child.waiting  # a helper of a confirm-mode parent asks too
+    child.answer(al.Verdict.approve())
     view.answer(al.Verdict.deny("not now"))
     assert child.loop.turns == 1 and ran == ["echo 0 for Count the files."]
     assert "Not run: the parent's call was denied" in plain_text(html_of(view.helpers))
     assert child.next_button.disabled and task.subagents.pending == {}
     assert loop.messages[2]["content"][0]["is_error"] is True  # the model reads the denial
+
+
+def test_in_confirm_mode_a_helper_left_unstepped_runs_nothing_unasked() -> None:
+    loop, task, ran, _ = parent_loop()
+    view = LoopView(loop, confirm=True)
+    view.run_turn()
+    assert view.waiting and len(view.helper_views) == 1
+    view.answer(al.Verdict.approve())  # the task call only: the helper's calls were never shown
+    assert ran == []  # each of the helper's calls was refused, not run
+    child = task.subagents.histories[0]
+    refused = [
+        b for m in child[1:] if m["role"] == "user" for b in m["content"] if b.get("is_error")
+    ]
+    assert refused and "in the helper's own view" in refused[0]["content"]
+    assert al.validate(child) == [] and al.validate(loop.messages) == []
 
 
 def test_no_helpers_without_a_task_call_and_reset_drops_them(tmp_path: Path) -> None:

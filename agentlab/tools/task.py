@@ -11,6 +11,11 @@ A view can show the child's run before the parent runs it: ``task.child(prompt)`
 ``AgentLoop`` to step by hand; when the parent's execute then runs the call,
 ``run`` finishes that same child from wherever it was left and returns its final
 text. Without a child made beforehand, ``run`` is ``subagent`` as it stands.
+
+A child asks before its tool calls whatever the parent asks before its own: the
+``approve`` given to ``task_tool``, or else the parent's ``approve`` (a Policy, a
+prompt) that let the ``task`` call run. Without that, a model could reach past its
+parent's rules by handing the command to a helper.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentlab.harness import ASKING
 from agentlab.history import blocks
 from agentlab.tools.base import Tool, as_tool
 
@@ -48,17 +54,26 @@ def final_text(messages: list[Any]) -> str:
     return NO_SUMMARY
 
 
-def subagent(client: Any, prompt: str, tools: Iterable[Any], max_rounds: int = MAX_ROUNDS) -> str:
+def subagent(
+    client: Any,
+    prompt: str,
+    tools: Iterable[Any],
+    max_rounds: int = MAX_ROUNDS,
+    approve: Any = None,
+) -> str:
     """Run a child loop on ``prompt`` alone; return only its final text."""
     messages: list[Any] = [{"role": "user", "content": prompt}]  # a fresh history
-    _run_child(messages, client, tools, max_rounds)
+    _run_child(messages, client, tools, max_rounds, approve)
     return final_text(messages)
 
 
-def _run_child(messages: list[Any], client: Any, tools: Iterable[Any], max_rounds: int) -> None:
+def _run_child(
+    messages: list[Any], client: Any, tools: Iterable[Any], max_rounds: int, approve: Any = None
+) -> None:
     from agentlab.loop import agent_loop  # the lesson's loop (imported late: no cycle)
 
-    agent_loop(messages, client, tools=_child_tools(tools), max_turns=max_rounds)
+    approve = approve or ASKING.get()  # the parent's rules hold for its helper too
+    agent_loop(messages, client, tools=_child_tools(tools), max_turns=max_rounds, approve=approve)
 
 
 def _child_tools(tools: Iterable[Any]) -> list[Any]:
@@ -71,8 +86,11 @@ class Subagents:
     ``histories``, every child's whole history once it ran (for a lesson to look at:
     none of it reaches the parent)."""
 
-    def __init__(self, client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> None:
+    def __init__(
+        self, client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS, approve: Any = None
+    ) -> None:
         self.client, self.tools, self.max_rounds = client, tools, max_rounds
+        self.approve = approve  # asked before each child's calls (None: the parent's approve)
         self.pending: dict[str, list[AgentLoop]] = {}
         self.histories: list[list[Any]] = []  # each child's whole history, as they ran
 
@@ -84,7 +102,9 @@ class Subagents:
         loops = self.pending.setdefault(prompt, [])
         while len(loops) <= n:
             tools = _child_tools(self.tools)
-            loops.append(AgentLoop(self.client, prompt, tools=tools, max_turns=self.max_rounds))
+            child = AgentLoop(self.client, prompt, tools=tools, max_turns=self.max_rounds)
+            loops.append(child)
+            child.approve = self.approve
         return loops[n]
 
     def run(self, prompt: str) -> str:
@@ -93,12 +113,13 @@ class Subagents:
         if not loops:  # subagent(), keeping the history it ran on
             messages: list[Any] = [{"role": "user", "content": prompt}]
             self.histories.append(messages)
-            _run_child(messages, self.client, self.tools, self.max_rounds)
+            _run_child(messages, self.client, self.tools, self.max_rounds, self.approve)
             return final_text(messages)
         child = loops.pop(0)
         if not loops:
             del self.pending[prompt]
         self.histories.append(child.messages)
+        child.approve = child.approve or ASKING.get()  # the parent's rules hold here too
         child.run()
         if child.ended in ("error", "interrupted"):  # the tool's result says so (is_error)
             raise RuntimeError(child.explanation)
@@ -120,10 +141,13 @@ class TaskTool(Tool):
         return self.subagents.child(prompt, n)
 
 
-def task_tool(client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS) -> TaskTool:
+def task_tool(
+    client: Any, tools: list[Any], max_rounds: int = MAX_ROUNDS, approve: Any = None
+) -> TaskTool:
     """The parent's ``task`` tool. ``tools`` is the parent's list (it may hold this
-    tool too); each child gets it minus ``task``."""
-    subagents = Subagents(client, tools, max_rounds)
+    tool too); each child gets it minus ``task``. ``approve``: asked before each child's
+    tool calls (default: whatever the parent asks before its own)."""
+    subagents = Subagents(client, tools, max_rounds, approve)
 
     def run(prompt: str) -> str:
         return subagents.run(prompt)

@@ -668,8 +668,9 @@ class LoopView(W.VBox):
         stage = loop.stage
         saved = loop.approve
         if stage == "execute" and self._verdicts is not None:
-            verdicts = self._verdicts
-            loop.approve = lambda use: verdicts[str(_get(use, "id"))]
+            verdicts, unasked = self._verdicts, Verdict.deny(t("view.helper.unasked"))
+            # a call nobody was asked about here is a helper's: it asks in its own view
+            loop.approve = lambda use: verdicts.get(str(_get(use, "id"))) or unasked
         self._activity = t(f"stage.{stage}")
         before = (len(loop.messages), len(loop.audit))
         self.did.value, self._fresh = "", ""
@@ -997,7 +998,9 @@ class LoopView(W.VBox):
         index = len(loop.messages) - 1  # the reply holding the calls
         for use, prompt in calls:
             n, seen[prompt] = seen.get(prompt, 0), seen.get(prompt, 0) + 1
-            view = LoopView(task.child(prompt, n))
+            child = task.child(prompt, n)
+            child.approve = child.approve or loop.approve  # the parent's rules hold for it too
+            view = LoopView(child, confirm=self.confirm)
             view.title.value = (
                 f'<div class="al-title al-helper-title">{escape(t("view.helper.title"))}</div>'
             )
