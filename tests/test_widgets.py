@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 import subprocess
 import sys
@@ -1739,6 +1740,24 @@ def test_in_confirm_mode_a_helper_left_unstepped_runs_nothing_unasked() -> None:
     assert al.validate(child) == [] and al.validate(loop.messages) == []
 
 
+def test_a_helper_whose_own_confirm_box_is_ticked_runs_nothing_unasked() -> None:
+    loop, task, ran, _ = parent_loop()
+    view = LoopView(loop)  # the parent runs its calls unasked
+    view.next_stage()
+    view.next_stage()
+    helper = view.helper_views[0]
+    helper.confirm = True  # the student wants to be asked before the helper's calls
+    helper.run_turn()
+    assert helper.waiting and ran == []
+    view.next_stage()  # the parent's execute runs the helper on: nobody can click now
+    assert ran == []
+    child = task.subagents.histories[0]
+    refused = [
+        b for m in child[1:] if m["role"] == "user" for b in m["content"] if b.get("is_error")
+    ]
+    assert refused and "in the helper's own view" in refused[0]["content"]
+
+
 def test_no_helpers_without_a_task_call_and_reset_drops_them(tmp_path: Path) -> None:
     loop, _ = hello_loop(tmp_path)
     view = LoopView(loop)
@@ -1809,3 +1828,23 @@ def test_side_by_side_follows_loops_labels_by_default_and_escapes() -> None:
     assert len(columns.views[0].cards) == 4 and len(columns.views[1].cards) == 6
     with pytest.raises(ValueError, match="3 labels for 2 histories"):
         HistoryView.side_by_side([], [], labels=["a", "b", "c"])
+
+
+def test_a_loop_stepped_in_a_cell_redraws_its_view_when_the_cell_ends(tmp_path: Path) -> None:
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    loop, _ = hello_loop(tmp_path)
+    view = LoopView(loop)
+    shell.user_ns["stepped"] = loop
+    assert "request" in plain_text(view.about.value)
+    shell.run_cell("stepped.step()")  # the stepper moved on its own, not through the view
+    assert loop.stage == "decide"
+    assert plain_text(view.about.value) == plain_text(LoopView(loop).about.value)
+    assert "decide" in plain_text(view.about.value).lower()
+    shell.run_cell("stepped.run()")
+    assert loop.stage == "done" and "Running" not in plain_text(view.status.value)
+    assert plain_text(view.status.value) == plain_text(LoopView(loop).status.value)
+    del view  # a view no longer kept stops listening to the cells
+    gc.collect()
+    shell.run_cell("1")

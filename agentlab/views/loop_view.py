@@ -70,6 +70,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -187,6 +188,25 @@ def _button(key: str, icon: str, style: str = "") -> W.Button:
         button_style=style,
         layout=W.Layout(width="auto", min_width="96px"),
     )
+
+
+def _refresh_after_cells(view: LoopView) -> None:
+    """Redraw ``view`` after any cell that moved its loop without it (``loop.step()``
+    typed in a cell): its header, stage and decision then match the loop again."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if shell is None:
+        return
+    ref = weakref.ref(view)
+
+    def refresh(*_: Any) -> None:
+        seen = ref()
+        if seen is None:  # the view is gone: stop listening
+            shell.events.unregister("post_run_cell", refresh)
+        elif seen._stale and not seen._busy:
+            seen._stale = False
+            seen._update()
+
+    shell.events.register("post_run_cell", refresh)
 
 
 class LoopView(W.VBox):
@@ -401,6 +421,8 @@ class LoopView(W.VBox):
             with contextlib.suppress(RuntimeError):
                 self._main_loop = asyncio.get_running_loop()
         loop.subscribe(self._on_event)
+        self._stale = False  # the loop moved without this view (loop.step() in a cell)
+        _refresh_after_cells(self)
         self.tokens.value = self._tokens_html()
         self._show_todos()
         self._update()
@@ -774,6 +796,7 @@ class LoopView(W.VBox):
     # -- events from the loop --------------------------------------------------------
     def _on_event(self, event: Event) -> None:
         kind, data = event.kind, event.data
+        self._stale = self._stale or not self._in_stage
         if kind in ("stage", "tool_end", "reminder", "append", "reset") and self.todos is not None:
             if kind == "stage":  # an item the coming execute changes is marked until the next stage
                 before = self.todos.items if data["stage"] == "execute" else None
@@ -945,7 +968,7 @@ class LoopView(W.VBox):
         return f'<div class="al-status">{text}</div>'
 
     def _update(self) -> None:
-        loop = self.loop
+        loop, self._stale = self.loop, False
         stage = loop.stage
         self.diagram.value = diagram_svg(stage, ended=loop.ended)
         next_stage = t("view.next", stage=t(f"stage.{stage}"))
@@ -1027,6 +1050,9 @@ class LoopView(W.VBox):
 
     def _hold(self) -> None:
         """A parent's execute runs this loop now: no clicks of its own, no question left."""
+        if self.confirm:  # clicks were asked for, and none can come now: nothing runs unasked
+            unasked = Verdict.deny(t("view.helper.unasked"))
+            self.loop.approve = lambda use: unasked
         self.held = True
         self._waiting, self._verdicts = [], None
         self.approval.layout.display = "none"
