@@ -893,3 +893,18 @@ def test_a_reminder_in_other_words_is_read_as_one(project, monkeypatch):
     messages, todos, _, _ = planned(PLAN_TASKS["en"], HAIKU)
     assert messages[10]["content"][-1]["text"] == "别忘了更新清单。"
     assert calls(messages)[5] == [("todo", {"id": i, "status": "completed"}) for i in "123"]
+
+
+def test_a_failure_already_in_brackets_is_not_bracketed_twice():
+    from agentlab.tools.base import Tool
+    from agentlab.tools.shell import BashResult
+
+    def broken(command: str) -> BashResult:
+        said = "(stopped: the sandbox ended unexpectedly)"
+        return BashResult(said, None, False, False, 0.0, ".")
+
+    schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+    tools = [Tool("bash", "Run a command.", schema, broken)]
+    messages = [{"role": "user", "content": "List the files"}]
+    run = al.agent_loop(messages, al.DemoClient(), tools=tools)
+    assert "((" not in run.text and "(stopped: the sandbox ended unexpectedly)" in run.text

@@ -89,7 +89,8 @@ def progress(p: Plan, turns: list[list[Step]], lang: str) -> Move:
                 note = say(lang, p.fallback_note, cmd=bad.ran, fallback=sequence[done][0], **values)
                 return Move(note, sequence[done])
             continue
-        why = bad.out.splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"
+        why = bad.out.strip().splitlines()[-1] if bad.out.strip() else f"exit code {bad.code}"
+        why = why[1:-1] if why[:1] + why[-1:] in ("()", "（）") else why  # said in brackets already
         return Move(say(lang, "failed", cmd=bad.ran, why=why), [], "think.failed", bad.ran)
     steps = [s for turn in turns for s in turn]
     edited = next((s for s in steps if s.ran != s.asked), None)
