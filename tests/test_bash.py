@@ -1020,3 +1020,29 @@ def test_a_sandbox_bwrap_cannot_set_up_says_why(
         r = run_bash("echo hi", cwd=tmp_path, sandbox=True)
         assert r.output.startswith("(cannot run: the sandbox did not start (bwrap: "), r.output
         assert r.exit_code is None and ("No such file" in r.output or "Read-only" in r.output)
+
+
+@sandbox_only
+def test_the_sandbox_starts_for_a_package_and_a_virtualenv_made_under_tmp(tmp_path):
+    """/tmp is emptied in the sandbox: an interpreter or agentlab itself living there
+    (a virtualenv, a fresh clone, a wheel installed in a temporary venv) is bound back in."""
+    import venv
+
+    assert str(tmp_path.resolve()).startswith("/tmp/")  # what this test is about
+    package = Path(__file__).resolve().parents[1] / "agentlab"
+    shutil.copytree(package, tmp_path / "src" / "agentlab", symlinks=True)
+    venv.create(tmp_path / "venv", system_site_packages=True, with_pip=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    code = (
+        "import agentlab.tools.shell as sh; "
+        f"r = sh.run_bash('echo hi > proof.txt; cat proof.txt', cwd={str(work)!r}); "
+        "print(r.sandboxed, r.exit_code, r.output.strip())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    out = subprocess.run(
+        [str(tmp_path / "venv" / "bin" / "python"), "-c", code],
+        capture_output=True, text=True, env=env, timeout=60, cwd=work,
+    )  # fmt: skip
+    assert out.stdout.split() == ["True", "0", "hi"], out.stderr
+    assert (work / "proof.txt").read_text() == "hi\n"

@@ -398,7 +398,7 @@ def _secret_places() -> list[str]:
 def _bwrap_argv(where: str, network: bool) -> list[str]:
     """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
     where = os.path.realpath(where)
-    argv = [*_bwrap_base(network), "--bind", where, where]
+    argv = [*_bwrap_base(network), "--bind", where, where, *_ours_in_tmp()]
     hidden = hidden_paths()
     for path in hidden:
         if where == path or where.startswith(path.rstrip("/") + "/"):
@@ -410,6 +410,19 @@ def _bwrap_argv(where: str, network: bool) -> list[str]:
         else:
             argv += ["--ro-bind", "/dev/null", path]  # an empty file in its place
     return [*argv, "--chdir", where, "--"]
+
+
+@functools.cache
+def _ours_in_tmp() -> list[str]:
+    """Our interpreter and sandbox_init.py, bound back in read-only where they sit in
+    the /tmp the sandbox empties (a virtualenv or a checkout made under /tmp)."""
+    exe = os.path.realpath(sys.executable)
+    places = {os.path.dirname(os.path.dirname(exe)), sys.base_prefix, os.path.dirname(_INIT)}
+    argv: list[str] = []
+    for place in sorted(os.path.realpath(p) for p in places):
+        if place.startswith("/tmp/"):
+            argv += ["--ro-bind", place, place]
+    return argv
 
 
 @functools.cache
@@ -474,7 +487,8 @@ class _Sandbox:
         """Start it; raises OSError if bubblewrap fails."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         info, info_w = os.pipe()  # bwrap writes {"child-pid": ...} there, then closes it
-        init = [sys.executable, "-I", "-S", _INIT, str(theirs.fileno()), json.dumps(scratch)]
+        exe = os.path.realpath(sys.executable)  # a virtualenv's link may point out of it
+        init = [exe, "-I", "-S", _INIT, str(theirs.fileno()), json.dumps(scratch)]
         with theirs:
             self.proc = subprocess.Popen(
                 [*bwrap_argv[:-1], "--info-fd", str(info_w), "--", *init],
