@@ -786,8 +786,11 @@ def test_one_sandbox_runs_many_commands_and_each_starts_clean(
         "sleep 30.31 & setsid sleep 30.31 & "
         "find /tmp /dev/shm /dev/mqueue -mindepth 1 -maxdepth 1 | wc -l; ipcs | grep -c 0x"
     )
+    # the folder's mount point in /tmp, and agentlab's own when it lives under /tmp (a clone)
+    ours = bash_module._ours_in_tmp()[1::3]
+    mounts = sorted({str(tmp_path).split("/")[2], *(p.split("/")[2] for p in ours)})
     r = run_bash(left, cwd=tmp_path, sandbox=True)
-    assert r.output.split() == ["5", "2"], r.output  # a c b q and a mount point; 2 IPC objects
+    assert r.output.split() == [str(4 + len(mounts)), "2"], r.output  # a c b q, mounts; 2 IPC
     r = run_bash(
         "cat kept.txt; ls -A /tmp /dev/shm /dev/mqueue; ipcs | grep -c 0x; " + IN_PROC,
         cwd=tmp_path,
@@ -795,8 +798,7 @@ def test_one_sandbox_runs_many_commands_and_each_starts_clean(
     )
     # The folder keeps what was written; /tmp holds only the folder's mount point.
     *seen, procs = r.output.split()
-    mount_point = str(tmp_path).split("/")[2]
-    assert seen == ["kept", "/dev/mqueue:", "/dev/shm:", "/tmp:", mount_point, "0", "[1,"], seen
+    assert seen == ["kept", "/dev/mqueue:", "/dev/shm:", "/tmp:", *mounts, "0", "[1,"], seen
     assert procs.endswith("]")  # PID 1 and python itself: nothing else
     assert _helper_pid(tmp_path) == helper  # the very same sandbox ran both
     assert_gone(running("30.31"))
