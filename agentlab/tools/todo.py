@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentlab.harness import get
 from agentlab.tools.base import Tool
 
 __all__ = [
@@ -77,7 +78,7 @@ class TodoList:
     def after_round(self, tool_uses: Any, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Count one round (back to 0 when it called ``todo``); return the next user
         message's content: ``results``, with the reminder after them when it is due."""
-        called = any(_name(use) == "todo" for use in tool_uses)
+        called = any(get(use, "name") == "todo" for use in tool_uses)
         self.rounds_since = 0 if called else self.rounds_since + 1
         content = with_reminder(results, self.rounds_since)
         self.reminded = len(content) > len(results)
@@ -92,10 +93,6 @@ class TodoList:
         marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
         lines = [f"{marks[i['status']]} {i['id']}. {i['text']}" for i in self.items]
         return "\n".join(lines) or "(the list is empty)"
-
-
-def _name(block: Any) -> Any:
-    return block.get("name") if isinstance(block, dict) else getattr(block, "name", None)
 
 
 def todo_tool(todos: TodoList) -> Tool:
