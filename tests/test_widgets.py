@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -1834,17 +1835,28 @@ def test_a_loop_stepped_in_a_cell_redraws_its_view_when_the_cell_ends(tmp_path: 
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
+    listening = shell.events.callbacks["post_run_cell"]
+    before = len(listening)
     loop, _ = hello_loop(tmp_path)
     view = LoopView(loop)
+    assert len(listening) == before + 1
     shell.user_ns["stepped"] = loop
     assert "request" in plain_text(view.about.value)
     shell.run_cell("stepped.step()")  # the stepper moved on its own, not through the view
     assert loop.stage == "decide"
-    assert plain_text(view.about.value) == plain_text(LoopView(loop).about.value)
+    fresh = LoopView(loop)  # what a view made now shows
+    assert plain_text(view.about.value) == plain_text(fresh.about.value)
+    fresh.close()
     assert "decide" in plain_text(view.about.value).lower()
     shell.run_cell("stepped.run()")
     assert loop.stage == "done" and "Running" not in plain_text(view.status.value)
-    assert plain_text(view.status.value) == plain_text(LoopView(loop).status.value)
-    del view  # a view no longer kept stops listening to the cells
+    fresh = LoopView(loop)
+    assert plain_text(view.status.value) == plain_text(fresh.status.value)
+    fresh.close()
+    del fresh
+    gone = weakref.ref(view)
+    view.close()  # ipywidgets keeps every open widget (and so the view its buttons call)
+    del view  # a view closed and no longer kept stops listening to the cells, and is freed
     gc.collect()
     shell.run_cell("1")
+    assert len(listening) == before and gone() is None

@@ -200,7 +200,7 @@ def _refresh_after_cells(view: LoopView) -> None:
 
     def refresh(*_: Any) -> None:
         seen = ref()
-        if seen is None:  # the view is gone: stop listening
+        if seen is None or seen.comm is None:  # the view is gone or closed: stop listening
             shell.events.unregister("post_run_cell", refresh)
         elif seen._stale and not seen._busy:
             seen._stale = False
@@ -1170,5 +1170,7 @@ class LoopView(W.VBox):
         self.loop.unsubscribe(self._on_event)
         self.history.close()
         self.pairings.close()
-        dispose(self.approval)
+        self._ticker.stop()
+        for part in (self.approval, *self.children):  # every widget inside, so none keeps the view
+            dispose(part)
         super().close()
