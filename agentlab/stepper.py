@@ -59,7 +59,7 @@ class AgentLoop:
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
         self.max_total_tokens, self.max_cost, self.cache = max_total_tokens, max_cost, cache
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
-        self._given = list(self.messages)  # what reset() puts back
+        self._given = list(self.messages), (p.saved() if (p := params.get("todos")) else None)
         self._clear()
 
     def _clear(self) -> None:
@@ -95,8 +95,7 @@ class AgentLoop:
         self._listeners.append(fn)
 
     def unsubscribe(self, fn: Callable[[Event], None]) -> None:
-        if fn in self._listeners:
-            self._listeners.remove(fn)
+        self._listeners[:] = [f for f in self._listeners if f != fn]
 
     def _emit(self, event: Event) -> None:
         for fn in list(self._listeners):
@@ -151,8 +150,7 @@ class AgentLoop:
         return len(self.replies)
 
     @property
-    def turn_usage(self) -> list[dict[str, int]]:
-        """The tokens of each model request, in order."""
+    def turn_usage(self) -> list[dict[str, int]]:  # the tokens of each request, in order
         return [usage_of(u) for u in self.replies]
 
     @property
@@ -235,8 +233,10 @@ class AgentLoop:
         return self
 
     def reset(self) -> None:
-        """Put the history back as it was when the loop was made, and start over."""
-        self.messages[:] = self._given
+        """Put the history (and a todo list) back as they were at the start; start over."""
+        self.messages[:], plan = self._given
+        if plan is not None:  # lesson 06: the plan of its todo list as it was too
+            self.params["todos"].restore(plan)
         self._clear()
         self._emit(Event("reset", {}))
 

@@ -137,6 +137,25 @@ def test_the_loop_given_a_todo_list_offers_the_tool_and_reminds_after_the_result
     assert all(b["type"] == "tool_result" for m in plain[2::2] for b in m["content"])
 
 
+def test_reset_puts_the_plan_back_as_it_was_when_the_loop_was_made():
+    from agentlab.stepper import AgentLoop
+
+    todos = TodoList()
+    todos.update({"text": "Read the task"})  # a plan written before the loop starts
+    look = Tool("look", "Look.", {"type": "object", "properties": {}}, fn=lambda: "ok")
+    replies = [
+        [tool_use("todo", {"id": "1", "status": "completed"})],
+        [tool_use("look", {})],
+        "Done.",
+    ]
+    loop = AgentLoop(ScriptedClient(replies), "Go.", todos=todos, tools=[look])
+    loop.run()
+    assert todos.items[0]["status"] == "completed" and todos.rounds_since == 1
+    loop.reset()
+    assert todos.items == [{"id": "1", "text": "Read the task", "status": "pending"}]
+    assert todos.rounds_since == 0 and not todos.reminded and len(loop.messages) == 1
+
+
 def _recording_bash(ran: list):
     def bash(command: str) -> str:
         ran.append(command)

@@ -84,6 +84,14 @@ class TodoList:
         self.reminded = len(content) > len(results)
         return content
 
+    def saved(self) -> tuple[list[dict[str, str]], int, bool]:
+        """The list as it is now, for ``restore`` (``AgentLoop.reset`` puts it back)."""
+        return [dict(i) for i in self.items], self.rounds_since, self.reminded
+
+    def restore(self, saved: tuple[list[dict[str, str]], int, bool]) -> None:
+        items, self.rounds_since, self.reminded = saved
+        self.items = [dict(i) for i in items]
+
     def update(self, update: dict[str, Any]) -> str:
         """Apply one update; return the list as the model will read it."""
         self.items = update_items(self.items, update)

@@ -314,7 +314,6 @@ class LoopView(W.VBox):
         self.decision = W.HTML(decision_html(loop.decision))
         # lesson 06: the plan the harness keeps beside the history (with todos= only)
         self.todos = todos_of(loop)
-        self._todos_given = self._todo_state()  # what Reset puts back, with the history
         self.todo_box = W.HTML(layout=W.Layout(display="none" if self.todos is None else ""))
         self.tokens = W.HTML()
         # right column: streamed text, results waiting to be appended, history, pairs
@@ -475,13 +474,9 @@ class LoopView(W.VBox):
 
     def reset(self) -> None:
         """Put the history back as it was when the loop was made, and start over
-        (a todo list too: its plan, as it was when the view was made)."""
+        (a todo list too: ``AgentLoop.reset`` puts its plan back)."""
         self._waiting, self._verdicts, self._goal = [], None, None
         self.approval.layout.display = "none"
-        if self.todos is not None and self._todos_given is not None:
-            items, rounds, reminded = self._todos_given
-            self.todos.items = [dict(i) for i in items]
-            self.todos.rounds_since, self.todos.reminded = rounds, reminded
         self.loop.reset()  # the views hear "reset" and redraw
 
     def ask(self, text: str, run: bool = True, from_click: bool = False) -> None:
@@ -915,12 +910,6 @@ class LoopView(W.VBox):
         self.results_box.value = f'<div class="al-panel al-fresh">{title}{"".join(parts)}</div>'
 
     # -- drawing ----------------------------------------------------------------------
-    def _todo_state(self) -> tuple[list[dict[str, str]], int, bool] | None:
-        todos = self.todos
-        if todos is None:
-            return None
-        return [dict(i) for i in todos.items], todos.rounds_since, todos.reminded
-
     def _show_todos(self) -> None:
         """The todo panel: the plan as the loop's TodoList holds it now."""
         todos = self.todos
