@@ -1262,10 +1262,11 @@ def test_execute_says_which_calls_failed_or_were_denied(tmp_path: Path) -> None:
 
 def drawn_parts(view: LoopView) -> list[str]:
     """Every piece of HTML the live view shows (panels that are hidden left out)."""
+    ready, still = escape(t("view.ready")), escape(t("view.ready.picture"))
     parts = [
         view.title.value,
         view.turn_label.value,
-        view.status.value,
+        view.status.value.replace(ready, still),  # a picture has no button to press
         view.did.value,
         view.diagram.value,
         view.about.value,
@@ -1296,6 +1297,8 @@ def test_the_saved_snapshot_is_what_the_view_draws_at_every_stage(
     decision still to come, after execute the results waiting to be appended."""
     loop, _ = hello_loop(tmp_path)
     view = LoopView(loop, confirm=confirm)
+    assert "press Next stage" in plain_text(view.status.value)  # the live view has the button
+    assert "still picture of the view: run the cell" in plain_text(view._repr_html_())
     seen = {}
     for stage in ("request", "decide", "execute", "append"):
         view.next_stage()
@@ -1308,6 +1311,7 @@ def test_the_saved_snapshot_is_what_the_view_draws_at_every_stage(
         html = view._repr_html_()
         missing = [part[:200] for part in drawn_parts(view) if part not in html]
         assert not missing, (stage, missing)
+        assert "press Next stage" not in plain_text(html)
         seen[stage] = plain_text(html)
     assert "stop_reason tool_use; the next stage (decide) reads it" in seen["request"]
     assert "the model has not answered" not in seen["request"]

@@ -1085,13 +1085,16 @@ class LoopView(W.VBox):
         can never tell another story than the view: the status and what the last
         stage did, an approval question or a limit reached, the diagram, the
         decision, the tokens, the results waiting to be appended, the history's
-        cards and the pairs table. Only the buttons are left out."""
+        cards and the pairs table. Only the buttons are left out (and the status does not
+        say to press one)."""
 
         def panel(box: W.Widget, html: str, css: str = "") -> str:
             if box.layout.display == "none":
                 return ""
             return f'<div class="{css}">{html}</div>' if css else html
 
+        # a picture has no buttons: its status does not say to press one
+        status = self.status.value.replace(escape(t("view.ready")), escape(t("view.ready.picture")))
         diagram = f'<div class="al-diagram">{self.diagram.value}</div>'
         left = diagram + "".join(w.value for w in (self.about, self.decision))
         left += panel(self.todo_box, self.todo_box.value) + self.tokens.value
@@ -1105,7 +1108,7 @@ class LoopView(W.VBox):
         )
         return (
             f'<div class="al-root al-loop">{self.title.value}{self.turn_label.value}'
-            f"{self.status.value}{self.did.value}"
+            f"{status}{self.did.value}"
             f"{panel(self.approval, self.approval_info.value, 'al-approval')}"
             f"{panel(self.ended_box, self.ended_info.value, 'al-ended')}{self.error.value}"
             f'<div class="al-columns"><div class="al-left">{left}</div>'
