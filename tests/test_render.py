@@ -604,6 +604,39 @@ def test_result_markdown_keeps_no_link_or_image_from_the_model() -> None:
     assert "javascript:alert(1)" in md  # shown as text, not dropped
 
 
+# What ends a paragraph inside a would-be code span (a blank line, a line that opens an
+# HTML block, a quote, a heading, a fence): block structure is read before inline
+# (spec.commonmark.org/0.31.2, sections 4.6 and 6.1), so such a span is no code span.
+SPLIT_SPANS = [
+    "`x\n\n<img src=x onerror=alert(1)>\n\ny`",
+    "`x\n<script>alert(1)</script>\ny`",
+    "`x\n> <img src=x onerror=alert(1)>\n`",
+    "``a\n# <img src=x onerror=alert(1)>\n``",
+    "`a`\n```\n`<img src=x onerror=alert(1)>`",
+]
+markdownish = st.text(alphabet="`\\\n <>/img=x[]()&#-*", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.sampled_from(SPLIT_SPANS), markdownish, hostile_text := st.sampled_from(HOSTILE))
+)
+def test_model_text_in_a_markdown_transcript_makes_no_html_link_or_image(text: str) -> None:
+    from agentlab.views.render import to_markdown
+
+    messages = [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": text},
+            {"type": "tool_use", "id": text, "name": text, "input": {"command": text}},
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": text, "content": text}]},
+    ]  # fmt: skip
+    result = LoopResult(messages, text, "end_turn", 2, {}, explanation=text)
+    assert _live_links(to_markdown(messages)) == []
+    assert _live_links(result_markdown(result)) == []
+
+
 hostile = st.one_of(st.sampled_from(HOSTILE), texts, st.text(max_size=12))
 hostile_block = st.one_of(
     st.builds(lambda s: {"type": "text", "text": s}, hostile),

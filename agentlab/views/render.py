@@ -1239,14 +1239,18 @@ def result_html(result: Any) -> str:
 # --------------------------------------------------------------------------
 
 # A code span as CommonMark reads it: a run of backticks not next to another
-# backtick or after a backslash, closed by a run of exactly the same length.
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+# backtick or after a backslash, closed by a run of exactly the same length; on one
+# line only. A span over lines is not kept as it is: a blank line, or a line that
+# starts an HTML block, ends the paragraph first, and what stood between the
+# backticks would be read as Markdown and HTML (spec.commonmark.org/0.31.2, 4.6
+# and 6.1: block structure is read before inline).
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
 
 
 def _md_text(text: str) -> str:
     """Model text for a Markdown page: its emphasis and code stay, but it can make
     no link, image or HTML: ``[``, ``]`` and ``<`` are escaped outside code spans
-    (so ``[x](javascript:...)`` is plain text), ``&`` too."""
+    (so ``[x](javascript:...)`` is plain text), ``&`` and a lone backtick too."""
     out, last = [], 0
     for m in _CODE_SPAN.finditer(text):
         out.append(_md_plain(text[last : m.start()]))
@@ -1256,9 +1260,19 @@ def _md_text(text: str) -> str:
     return "".join(out)
 
 
+def _md_span(value: Any) -> str:
+    """``value`` (an id) as one code span: on one line, fenced by more backticks than
+    it holds, so nothing in it is read as Markdown."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def _md_plain(text: str) -> str:
+    """Text outside code spans: a backtick left here pairs with none in it, so it is
+    escaped too (it could pair with a span that comes after, and open it early)."""
     text = text.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
-    return text.replace("[", "\\[").replace("]", "\\]")
+    return text.replace("[", "\\[").replace("]", "\\]").replace("`", "\\`")
 
 
 def _md_code(text: str, info: str = "") -> str:
@@ -1323,7 +1337,7 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 args = json.dumps(b.get("input"), ensure_ascii=False)
                 fence = _fence(args)  # longer than any run of backticks inside
                 lines += [
-                    f"`tool_use` **{_md_text(str(b.get('name')))}** `{b.get('id')}`",
+                    f"`tool_use` **{_md_text(str(b.get('name')))}** {_md_span(b.get('id'))}",
                     "",
                     f"{fence}json",
                     args,
@@ -1335,7 +1349,7 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 text = result_text(b.get("content"))
                 fence = _fence(text)
                 lines += [
-                    f"`tool_result` for `{b.get('tool_use_id')}`{flag}",
+                    f"`tool_result` for {_md_span(b.get('tool_use_id'))}{flag}",
                     "",
                     f"{fence}text",
                     text,
