@@ -214,9 +214,14 @@ def save(messages: Sequence[Any], path: str | PathLike[str]) -> Path:
     cannot hold (bytes, a set, NaN, a lone surrogate...) raises
     ``HistoryFileError`` naming where it is, and the old file stays as it was.
     Any known secret value (the API key, ``*_TOKEN``, ``*_KEY`` variables) is
-    written as ``[REDACTED:NAME]``.
+    written as ``[REDACTED:NAME]``. A symbolic link is refused, not followed: a model
+    that can run commands in the folder could point ``history.json`` at a file that
+    runs code (``~/.bashrc``), and saving would write the history there.
     """
-    p = Path(os.path.realpath(path))  # through a symlink, replace what it points to
+    if os.path.islink(path):
+        problem = t("file.symlink", target=os.readlink(path))
+        raise HistoryFileError(path, [Problem(problem, t("hint.file.symlink"), None, "file")])
+    p = Path(os.path.abspath(path))
     try:
         data = as_dict(list(messages))
     except RecursionError:

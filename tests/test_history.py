@@ -7,7 +7,7 @@ import pytest
 
 import agentlab as al
 from agentlab.fakeapi.offline import ScriptedClient, make_message, text, tool_use
-from agentlab.history import check_at, check_next, pairings, validate
+from agentlab.history import HistoryFileError, check_at, check_next, pairings, validate
 from agentlab.views.render import to_markdown
 
 TASK = {"role": "user", "content": "How many files?"}
@@ -540,13 +540,18 @@ def test_save_keeps_the_files_permissions(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o640
 
 
-def test_save_through_a_symlink_replaces_the_target(tmp_path):
-    target = tmp_path / "real.json"
-    al.save([TASK], target)
-    link = tmp_path / "link.json"
+def test_save_refuses_to_write_through_a_symlink(tmp_path):
+    # A model that runs commands in the folder can make history.json a link to a file
+    # that runs code (~/.bashrc): saving there must not write through it.
+    target = tmp_path / "bashrc"
+    target.write_text("echo hi\n")
+    link = tmp_path / "history.json"
     link.symlink_to(target)
-    al.save(_history(), link)
-    assert link.is_symlink() and al.load(target) == _history()
+    with pytest.raises(HistoryFileError, match="symbolic link") as e:
+        al.save(_history(), link)
+    assert target.read_text() == "echo hi\n" and link.is_symlink()
+    assert "nothing was written" in e.value.problems[0].hint
+    al.save(_history(), tmp_path / "other.json")  # another name is fine
 
 
 @pytest.mark.parametrize(

@@ -1265,7 +1265,8 @@ def _md_span(value: Any) -> str:
     it holds, so nothing in it is read as Markdown."""
     text = " ".join(str(value).split())
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""  # CommonMark drops it
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _md_plain(text: str) -> str:
