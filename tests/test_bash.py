@@ -616,21 +616,26 @@ def test_a_command_cannot_reach_the_kernel_through_its_connection_file(
 def test_the_runtime_folder_and_secrets_are_hidden(
     tmp_path: Path, sandboxed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The folder it runs in holds a runtime folder and a ~/.ssh (HOME is the workspace).
+    # The workspace is a project in the home folder, beside a runtime folder and a ~/.ssh
+    # (the sandbox shows the rest of the machine read-only: these must not be shown).
     runtime = tmp_path / "runtime"
     runtime.mkdir()
     (runtime / "kernel-1.json").write_text('{"key": "hmac-secret"}')
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
-    (tmp_path / "notes.txt").write_text("visible")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("visible")
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("HOME", str(tmp_path))
-    command = "cat notes.txt; ls runtime .ssh; cat runtime/kernel-1.json .ssh/id_ed25519"
-    r = run_bash(command, cwd=tmp_path, sandbox=True)
+    command = (
+        "cat notes.txt; ls ../runtime ../.ssh; cat ../runtime/kernel-1.json ../.ssh/id_ed25519"
+    )
+    r = run_bash(command, cwd=project, sandbox=True)
     assert r.sandboxed and "visible" in r.output
     assert "hmac-secret" not in r.output and "PRIVATE KEY" not in r.output
     assert r.output.count("No such file or directory") == 2, r.output
-    control = run_bash(command, cwd=tmp_path, sandbox=False)
+    control = run_bash(command, cwd=project, sandbox=False)
     assert "hmac-secret" in control.output and "PRIVATE KEY" in control.output
 
 
@@ -1048,3 +1053,49 @@ def test_the_sandbox_starts_for_a_package_and_a_virtualenv_made_under_tmp(tmp_pa
     )  # fmt: skip
     assert out.stdout.split() == ["True", "0", "hi"], out.stderr
     assert (work / "proof.txt").read_text() == "hi\n"
+
+
+# --- what a command leaves in its folder ---------------------------------------------
+
+
+def test_a_module_a_command_writes_does_not_replace_an_installed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python puts the current folder first on sys.path (as ""): a nh3.py left there by
+    # a command would be imported by the kernel instead of the installed module the
+    # next time it is imported (the views import nh3 late).
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    monkeypatch.delitem(sys.modules, "nh3", raising=False)
+    result = run_bash("echo 'raise SystemExit(\"the model ran\")' > nh3.py; echo 'X = 1' > mine.py")
+    assert result.exit_code == 0 and (tmp_path / "nh3.py").exists()
+    assert sys.path[-1] == "" and sys.path.count("") == 1
+    nh3 = importlib.import_module("nh3")
+    assert not nh3.__file__.startswith(str(tmp_path))  # the installed one
+    monkeypatch.delitem(sys.modules, "mine", raising=False)
+    assert importlib.import_module("mine").X == 1  # a module of the folder's own still imports
+
+
+def test_a_folder_on_the_path_by_name_goes_last_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", [str(tmp_path), "/nowhere", *sys.path])
+    run_bash("true", cwd=tmp_path)
+    assert sys.path[-1] == str(tmp_path) and sys.path[0] == "/nowhere"
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_the_sandbox_refuses_a_folder_that_holds_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: None, where: str
+) -> None:
+    # From the home folder a command could write ~/.bashrc, ~/.profile, Jupyter's config
+    # or a kernel spec: code that runs later, outside the sandbox.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    result = run_bash("echo pwned >> .bashrc", cwd=home if where == "home" else tmp_path)
+    assert result.exit_code is None and "holds your home folder" in result.output
+    assert not (home / ".bashrc").exists()
+    inside = home / "project"
+    inside.mkdir()
+    assert run_bash("echo ok > made.txt", cwd=inside).exit_code == 0  # a folder inside it runs

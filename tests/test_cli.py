@@ -5,6 +5,7 @@ import select
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,14 @@ BASE_ENV = {
 }
 
 
+def home_beside(cwd) -> str:
+    """A home folder of its own next to the workspace (bash refuses to run in one that
+    holds the home folder, whose start-up files a command could change)."""
+    home = Path(cwd).with_name(Path(cwd).name + "-home")
+    home.mkdir(exist_ok=True)
+    return str(home)
+
+
 def agentlab(*args, cwd, env=None):
     return subprocess.run(
         [sys.executable, "-m", "agentlab", *args],
@@ -28,7 +37,7 @@ def agentlab(*args, cwd, env=None):
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
-        env={**BASE_ENV, "HOME": str(cwd), **(env or {})},
+        env={**BASE_ENV, "HOME": home_beside(cwd), **(env or {})},
     )
 
 
@@ -163,7 +172,7 @@ def in_a_terminal(args, answers, cwd, env):
         stdin=follower,
         stdout=follower,
         stderr=follower,
-        env={**BASE_ENV, "HOME": str(cwd), "TERM": "dumb", **env},
+        env={**BASE_ENV, "HOME": home_beside(cwd), "TERM": "dumb", **env},
     )
     os.close(follower)
     seen, answers = b"", list(answers)

@@ -222,10 +222,18 @@ def run_bash(
         )
     argv = [bash, "-c", command]
     child_env = _child_env(env)
+    _installed_first(where)  # a command may leave a nh3.py here: the kernel's imports skip it
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
     if SANDBOX if sandbox is None else sandbox:
         if not sandbox_problem():
+            if _holds_home(where):
+                return fail(
+                    f"cannot run: the folder {where} holds your home folder, whose start-up "
+                    "files (.bashrc, .profile, Jupyter's and Python's) a command could change. "
+                    "Give bash a project folder: bash_tool(cwd=...), or start Jupyter in one",
+                    where,
+                )
             child_env["TMPDIR"] = "/tmp"  # the sandbox's own, emptied after each command
             why, exit_code, start = _run_sandboxed(
                 argv, child_env, where, network, timeout, out, stop_after
@@ -254,6 +262,25 @@ def run_bash(
             why = _collect_local(proc, out, start + timeout, stop_after, reaper)
     exit_code = proc.returncode if why == "done" else None
     return _result(out, why, exit_code, timeout, stop_after, start, where, False)
+
+
+def _installed_first(where: str) -> None:
+    """Move ``where`` (and "", the current folder) to the end of ``sys.path`` when it is
+    the folder commands write to. Python puts the current folder first, so a ``nh3.py``
+    a command leaves there would replace the installed module the next time this
+    process imports it: code of the model's, run in the kernel. Installed modules come
+    first then, as with ``python -P`` (docs.python.org/3/using/cmdline.html#cmdoption-P);
+    a module of the student's own in that folder still imports."""
+    real = os.path.realpath(where)
+    mine = [p for p in sys.path if os.path.realpath(p or os.curdir) == real]
+    if mine and sys.path[-len(mine) :] != mine:
+        sys.path[:] = [p for p in sys.path if p not in mine] + mine
+
+
+def _holds_home(where: str) -> bool:
+    """Whether the folder ``where`` is the home folder or holds it."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return home != "/" and (home + "/").startswith(os.path.realpath(where).rstrip("/") + "/")
 
 
 def _result(
