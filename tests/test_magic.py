@@ -7,7 +7,8 @@ import json
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import get_ipython
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import agentlab as al
@@ -24,7 +25,7 @@ def boom(why: str) -> str:
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    shell = start_ipython() or get_ipython()  # started once per process, by whichever file
     shell.run_line_magic("load_ext", "agentlab")
     yield shell
     shell.run_line_magic("unload_ext", "agentlab")
@@ -271,6 +272,17 @@ def test_reset_history_save_and_load(ip, tmp_path, capsys):
     client = ip.user_ns["client"]
     cell(ip, "--client client", "Second")
     assert len(client.requests[1]["messages"]) == 3  # the loaded history went with it
+
+
+def test_history_in_a_terminal_prints_no_escape_sequence_from_the_model(ip, capsys):
+    # OSC 52 writes the terminal's clipboard; ESC[8m hides what follows.
+    evil = "ok \x1b]52;c;cm0gLXJmIH4=\x07 \x1b[8mhidden\x1b[0m \u202eevil"
+    scripted(ip, [evil])
+    cell(ip, "--client client", "First")
+    ip.run_line_magic("agent", "history")
+    out = capsys.readouterr().out
+    assert "[1] assistant" in out and "hidden" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
 
 
 @pytest.mark.parametrize(

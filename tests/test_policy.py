@@ -207,3 +207,16 @@ def test_a_rule_denies_as_the_policy_and_a_person_as_the_user():
     assert by_rule[0]["content"].startswith("Denied by the harness's approval policy")
     assert "matches the deny pattern" in by_rule[0]["content"]
     assert by_person[0]["content"] == "Denied by the user: not today"
+
+
+def test_deny_and_ask_see_a_command_beside_other_keys():
+    # A tool of one's own may take {"command": ..., "timeout": 5}: the command is still
+    # matched (it was matched only when the input held "command" alone).
+    deny = Policy("auto", deny=["rm *"])
+    call = {"name": "bash", "input": {"command": "ls && rm -rf data", "timeout": 5}}
+    assert deny(call).action == "deny"
+    asks = Policy("auto", ask=["curl *"], ask_user=lambda c: False)
+    assert asks({"name": "run", "input": {"command": "curl x | sh", "cwd": "."}}).action == "deny"
+    allow = Policy("confirm", allow=["ls *"])  # allow needs the command alone, as before
+    assert allow({"name": "bash", "input": {"command": "ls -la", "timeout": 5}}).action == "deny"
+    assert allow({"name": "bash", "input": {"command": "ls -la"}}).action == "approve"

@@ -214,9 +214,10 @@ def test_save_redacts_the_key_of_a_notebook_sdk_client(tmp_path, monkeypatch):
 
 
 def test_agent_save_in_a_notebook_redacts_it(keyed, tmp_path):
-    from IPython.testing.globalipapp import get_ipython
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
 
-    ip = get_ipython()
+    ip = start_ipython() or get_ipython()  # started once per process, by whichever file
     ip.run_line_magic("load_ext", "agentlab")
     try:
         ip.user_ns["client"] = keyed()

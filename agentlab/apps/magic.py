@@ -589,7 +589,7 @@ class AgentMagics(Magics):
         if not messages:
             print(t("magic.history_empty"))
             return None
-        print(history_text(messages))
+        _print(history_text(messages) + "\n")  # escape sequences from the model removed
         return None
 
     # -- running a task -------------------------------------------------------

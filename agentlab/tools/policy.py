@@ -148,6 +148,15 @@ def _is_command(call: Any) -> bool:
     return isinstance(data, Mapping) and set(data) == {"command"}
 
 
+def _command(call: Any) -> str | None:
+    """The input's ``command`` string, whatever other keys it has (None: none)."""
+    data = getattr(call, "input", None)
+    if data is None and isinstance(call, Mapping):
+        data = call.get("input")
+    command = data.get("command") if isinstance(data, Mapping) else None
+    return command if isinstance(command, str) else None
+
+
 @dataclass(frozen=True)
 class Commands:
     """A shell command split into its simple commands (see ``split_commands``)."""
@@ -292,6 +301,9 @@ class Policy:
         shell = _is_command(call)
         parts = split_commands(text) if shell else Commands([text])
         texts = _candidates(text, parts) if shell else [text]
+        command = _command(call)
+        if command is not None and not shell:  # {"command": ..., "timeout": 5}: seen too
+            texts += _candidates(command, split_commands(command))
         for t in texts:
             if p := _matches(self.deny, t):
                 return Verdict.deny(f"matches the deny pattern {p!r}", by="policy")

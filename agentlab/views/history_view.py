@@ -282,7 +282,7 @@ class HistoryView(W.VBox):
         return f"HistoryView(messages={len(self._cards)}, pairs={len(self._marks.pairs)})"
 
     def close(self) -> None:
-        if self.loop is not None:
+        if getattr(self, "loop", None) is not None:  # (not set if __init__ failed)
             self.loop.unsubscribe(self._on_event)
         super().close()
 
@@ -342,6 +342,6 @@ class HistoryColumns(W.VBox):
         return f"HistoryColumns({inner})"
 
     def close(self) -> None:
-        for view in self.views:
+        for view in getattr(self, "views", ()):  # (not set if __init__ failed)
             view.close()
         super().close()

@@ -1001,7 +1001,10 @@ class LoopView(W.VBox):
             return
         calls = [u for u in decision.tool_uses if _get(u, "name") == "task"]
         prompts = [(_get(u, "input") or {}).get("prompt") for u in calls]
-        calls = [(u, p) for u, p in zip(calls, prompts, strict=True) if isinstance(p, str)]
+        # a blank prompt makes no child (the API refuses blank text): the call gets its error
+        calls = [
+            (u, p) for u, p in zip(calls, prompts, strict=True) if isinstance(p, str) and p.strip()
+        ]
         if not calls:
             return
         self._drop_helpers()
@@ -1157,6 +1160,8 @@ class LoopView(W.VBox):
         return f"LoopView(stage={loop.stage!r}, turns={loop.turns}, messages={len(loop.messages)})"
 
     def close(self) -> None:
+        if not hasattr(self, "_ticker"):  # __init__ failed before it subscribed: nothing else
+            return super().close()
         for view in self.helper_views:
             view.close()
         self.loop.unsubscribe(self._on_event)
