@@ -6,8 +6,8 @@ import builtins
 import json
 
 import pytest
-from IPython.core.error import UsageError
 from IPython import get_ipython
+from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
