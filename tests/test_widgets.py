@@ -1505,6 +1505,8 @@ def test_the_todo_panel_escapes_model_text(tmp_path: Path) -> None:
 def test_reset_puts_the_plan_back_with_the_history(tmp_path: Path) -> None:
     loop, todos = planning_loop(tmp_path)
     view = LoopView(loop)
+    view.next_stage()  # the request carried bash and the todo tool todos= adds
+    assert "sent 1 message and 2 tools" in plain_text(view.did.value)
     run_rounds(view, 6)
     assert "Reminder added" in plain_text(view.todo_box.value) and len(todos.items) == 2
     view.reset()

@@ -853,7 +853,10 @@ class LoopView(W.VBox):
                 if uses
                 else t("view.did.reply.none", reason=loop.stop_reason)
             )
-            sent = (tn("view.count.messages", n_before), tn("view.count.tools", len(loop.tools)))
+            sent = (
+                tn("view.count.messages", n_before),
+                tn("view.count.tools", len(loop.tools) + (self.todos is not None)),
+            )  # todos= adds todo
             did = t("view.did.request", messages=sent[0], tools=sent[1], reply=reply)
         elif stage == "decide" and loop.decision is not None:
             d = loop.decision
