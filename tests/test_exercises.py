@@ -141,7 +141,13 @@ def one_per_exercise() -> list[Wrong]:
 
 @pytest.mark.parametrize("wrong", one_per_exercise(), ids=lambda w: w.id)
 def test_each_try_says_more_and_the_third_shows_the_answer(wrong: Wrong):
-    first, second, third = (check(wrong.exercise, wrong.fn, timeout=FAST) for _ in range(3))
+    # three tries: the code changed each time (the same code again is not a new try)
+    tries = [
+        wrong.fn,
+        lambda *a, **k: wrong.fn(*a, **k),
+        lambda *a, **k: (None, wrong.fn(*a, **k))[1],
+    ]
+    first, second, third = (check(wrong.exercise, fn, timeout=FAST) for fn in tries)
     assert [r.level for r in (first, second, third)] == [1, 2, 3]
     assert len({str(first), str(second), str(third)}) == 3  # three different reports
     assert EN[f"ex.hint.{wrong.idea}"] in str(second)  # the exact field or line
@@ -156,6 +162,20 @@ def test_each_try_says_more_and_the_third_shows_the_answer(wrong: Wrong):
     assert shown.level == 3 and "def " + wrong.exercise in str(shown)
     # a passing check, a stub or a wrong signature is not a try
     assert check(wrong.exercise, getattr(reference, wrong.exercise), timeout=FAST).level == 1
+
+
+def test_the_same_code_checked_again_gets_the_same_hints():
+    # Run All twice, or the check cell again without a change: no more of the answer.
+    def decide(response):
+        return "stop"
+
+    reports = [check("decide", decide, timeout=FAST) for _ in range(3)]
+    assert [r.level for r in reports] == [1, 1, 1] and not reports[-1].answer
+
+    def decide(response):  # noqa: F811  (the student's next version, in the same cell)
+        return "execute"
+
+    assert check("decide", decide, timeout=FAST).level == 2
 
 
 def test_a_stub_does_not_count_as_a_try():
@@ -533,8 +553,10 @@ def test_a_lesson_checks_some_scenarios_and_counts_its_tries_apart():
     first = check("decide", decide, timeout=FAST, scenarios=only)
     assert [r.scenario for r in first.results] == only
     assert first.summary() == "decide: 1 of 2 scenarios passed." and first.level == 1
-    assert check("decide", decide, timeout=FAST, scenarios=only).level == 2
-    assert check("decide", decide, timeout=FAST).level == 1  # the exercise's own first try
+    assert check("decide", decide, timeout=FAST, scenarios=only).level == 1  # the same code
+    again = lambda r: decide(r)  # noqa: E731  (changed code: the next try)
+    assert check("decide", again, timeout=FAST, scenarios=only).level == 2
+    assert check("decide", again, timeout=FAST).level == 1  # the exercise's own first try
     assert check("decide", reference.decide, timeout=FAST, scenarios=only).passed
     with pytest.raises(ValueError, match="no scenario named"):
         check("decide", decide, scenarios=["no_such_scenario"])

@@ -25,6 +25,7 @@ from ``agentlab.exercises.reference`` by ``tools/make_exercises.py``.
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -213,7 +214,8 @@ def _signature_problem(exercise: Exercise, fn: Callable[..., Any]) -> str:
     return ""
 
 
-_tries: dict[str, int] = {}  # failing checks of each exercise in this kernel
+# failing checks of each exercise in this kernel, and the code of the last one
+_tries: dict[str, tuple[int, Any]] = {}
 
 
 def forget_tries(name: str | None = None) -> None:
@@ -243,14 +245,15 @@ def check(
     ``timeout`` is the time limit per scenario, in seconds; once a scenario has
     timed out, the others get at most ``QUICK_TIMEOUT``. The report says "all
     passed" only when every scenario passed. Each failing check of the same
-    exercise says more (see ``Report.level``); ``show_answer=True`` shows the
+    exercise with changed code says more (see ``Report.level``; the same code checked
+    again gets the same hints); ``show_answer=True`` shows the
     answer at once. ``scenarios`` runs only those (by name, e.g. a lesson's
     on-the-spot check: ``check("decide", decide, scenarios=["max_tokens",
     "cut_off_call"])``); its tries are counted apart from the whole exercise's.
     """
     chosen = _chosen(name, scenarios)
     key = name if scenarios is None else f"{name}:{','.join(s.name for s in chosen)}"
-    return _with_hints(_check(name, fn, timeout, chosen), show_answer, key)
+    return _with_hints(_check(name, fn, timeout, chosen), show_answer, key, fn)
 
 
 def _chosen(name: str, names: Sequence[str] | None) -> list[Scenario]:
@@ -266,11 +269,28 @@ def _chosen(name: str, names: Sequence[str] | None) -> list[Scenario]:
     return [s for s in every if s.name in names]
 
 
-def _with_hints(report: Report, show_answer: bool, key: str) -> Report:
-    """The report at the level of this try: a stub or a wrong signature is not a try."""
+def _code(fn: Any) -> Any:
+    """What a function does, as bytecode, names and constants (not where it was
+    defined: a cell run again makes the same function under another file name)."""
+    code = getattr(fn, "__code__", None)
+
+    def read(c: types.CodeType) -> tuple[Any, ...]:
+        consts = tuple(read(k) if isinstance(k, types.CodeType) else repr(k) for k in c.co_consts)
+        return c.co_code, c.co_names, c.co_varnames, consts
+
+    return read(code) if isinstance(code, types.CodeType) else None
+
+
+def _with_hints(report: Report, show_answer: bool, key: str, fn: Any = None) -> Report:
+    """The report at the level of this try: a stub, a wrong signature or the same code
+    checked again is not a new try."""
     if report.passed or report.problem:
         return report
-    tries = _tries[key] = _tries.get(key, 0) + 1
+    tries, last = _tries.get(key, (0, None))
+    code = _code(fn)
+    if code is None or code != last:  # the same code checked again is not a new try
+        tries += 1
+    _tries[key] = (tries, code)
     level = 3 if show_answer else min(tries, 3)
     return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
 
