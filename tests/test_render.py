@@ -62,7 +62,7 @@ SAFE_TAGS = {
     "svg", "title", "defs", "marker", "path", "rect", "polygon", "text", "g", "line", "img", "kbd",
 }  # fmt: skip
 SAFE_ATTRIBUTES = {
-    "class", "style", "title", "href", "rel", "type", "hidden", "open", "alt", "src", "start",
+    "class", "style", "title", "href", "rel", "type", "hidden", "open", "alt", "src", "start", "lang",
     "align", "xmlns", "width", "height", "viewbox", "role", "font-family", "font-size",
     "font-weight", "text-anchor", "x", "y", "x1", "y1", "x2", "y2", "rx", "d", "points",
     "transform", "id", "refx", "refy", "markerwidth", "markerheight", "markerunits", "orient",
@@ -807,3 +807,15 @@ def test_a_reminder_is_marked_only_after_the_results_of_its_message() -> None:
     other[2]["content"].append({"type": "text", "text": "something else"})
     assert 'class="al-reminder"' not in transcript_html(other)
     assert transcript_html(other, reminders={2}).count('class="al-reminder"') == 1
+
+
+def test_a_chinese_section_title_keeps_the_case_of_its_english_words() -> None:
+    from agentlab.views.render import STYLE, section
+
+    assert 'lang="zh"' not in section("History")
+    set_language("zh")
+    try:
+        assert section("历史（messages 列表）").startswith('<div class="al-section" lang="zh">')
+    finally:
+        set_language("en")
+    assert ".al-section:lang(zh){text-transform:none" in STYLE

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.history import Pairing, Problem, blocks, check_at, pairings, result_text
-from agentlab.i18n import t
+from agentlab.i18n import get_language, t
 from agentlab.terminal import _BIDI, SPACES, visible
 from agentlab.tools.todo import REMIND_AFTER, REMINDER, STATUSES
 
@@ -215,6 +215,7 @@ table.al-pairs td.al-mono{font-family:var(--jp-code-font-family,ui-monospace,mon
 .al-root .widget-html-content{min-width:0}
 .al-section{font-weight:650;font-size:12px;letter-spacing:.03em;text-transform:uppercase;
  color:var(--al-muted);margin:10px 0 4px 2px}
+.al-section:lang(zh){text-transform:none;letter-spacing:0}
 .al-panel>.al-section:first-child,.al-stream>.al-section:first-child{margin-top:0}
 .al-panel{border:1px solid var(--al-border);border-radius:8px;padding:8px 12px;
  background:var(--al-bg);margin:0 0 8px 0}
@@ -441,8 +442,10 @@ def short_id(tool_id: Any) -> str:
 
 
 def section(title: str) -> str:
-    """A small upper-case heading over a panel."""
-    return f'<div class="al-section">{escape(title)}</div>'
+    """A small upper-case heading over a panel (in Chinese, the English words in it
+    keep their case: "HARNESS" and "MESSAGES" read as shouting beside the Chinese)."""
+    lang = ' lang="zh"' if get_language() == "zh" else ""
+    return f'<div class="al-section"{lang}>{escape(title)}</div>'
 
 
 def oneline(value: Any, limit: int = 90) -> str:
