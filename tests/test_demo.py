@@ -572,6 +572,9 @@ def test_a_refused_todo_call_does_not_make_it_try_forever(project):
     assert al.validate(messages) == [] and result.stop_reason == "end_turn"
     assert [t[0][0] for t in calls(messages)[:-1]] == ["todo", "bash", "bash", "bash"]
     assert "agent.py" in result.text
+    # it does not claim a list it stopped keeping is complete
+    assert "items on my list are completed" not in result.text
+    assert "stopped keeping my list" in result.text
 
 
 def test_the_plan_streams_as_it_runs_unstreamed(project):

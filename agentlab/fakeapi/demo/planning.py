@@ -401,7 +401,8 @@ def _plan(
         return shape.calls(say(lang, "plan.doing", item=texts[current]), move.commands)
     report = "\n\n".join(f"{k}. {_short(a)}" for k, a in enumerate(answers, 1))
     last = shell_turns[-1][-1].ran if shell_turns and shell_turns[-1] else ""
-    return shape.answer("think.answer", say(lang, "plan.report", n=done, out=report), last)
+    said = "plan.report.unkept" if keeper.broken else "plan.report"  # never claim a stale list
+    return shape.answer("think.answer", say(lang, said, n=done, out=report), last)
 
 
 def _input(tool: dict[str, Any], prompt: str) -> dict[str, Any]:
