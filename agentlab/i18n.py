@@ -13,6 +13,7 @@ from collections.abc import Mapping
 __all__ = [
     "STRINGS",
     "Count",
+    "gap",
     "get_language",
     "language_chosen",
     "language_from_environment",
@@ -1080,6 +1081,12 @@ def task_language(text: str) -> str | None:
     han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
     letters = sum(1 for ch in text if ch.isascii() and ch.isalpha())
     return "zh" if han and han * 3 >= letters else None
+
+
+def gap(label: str) -> str:
+    """The space between ``label`` and what follows it: none after Chinese punctuation
+    ("下一步：请求。把历史…", not "下一步：请求。 把历史…")."""
+    return "" if label.rstrip()[-1:] in "。：，；！？）」" else " "
 
 
 def get_language() -> str:

@@ -188,3 +188,10 @@ def test_chinese_lessons_ask_the_demo_model_in_chinese():
         if not CJK.search(task)
     ]
     assert not english, "\n".join(english)
+
+
+def test_no_space_after_chinese_punctuation_where_a_label_meets_its_text():
+    from agentlab.i18n import gap
+
+    assert gap("下一步：请求。") == "" and gap("提示（decide）：") == ""
+    assert gap("Next: request.") == " " and gap("Hint (decide):") == " "

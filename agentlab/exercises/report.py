@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from agentlab.i18n import t
+from agentlab.i18n import gap, t
 
 __all__ = ["Report", "Result"]
 
@@ -135,7 +135,9 @@ class Report:
             if same:
                 lines.append(f"  {t('ex.report.same', names=', '.join(x.scenario for x in same))}")
         if self.failures:
-            lines += [""] + [f"{t('ex.report.hint', idea=i)} {h}" for i, h in self.hint_texts()]
+            lines += [""] + [
+                f"{(k := t('ex.report.hint', idea=i))}{gap(k)}{h}" for i, h in self.hint_texts()
+            ]
             if self.level >= 3 and self.answer:
                 lines += ["", t("ex.report.answer")] + [
                     f"    {x}" for x in self.answer.splitlines()
@@ -168,7 +170,8 @@ class Report:
                 out += [f"  {_md(t('ex.report.same', names=''))}{names}", ""]
         if self.failures:
             out += [
-                f"- *{_md(t('ex.report.hint', idea=i))}* {_md(h)}" for i, h in self.hint_texts()
+                f"- *{_md(k := t('ex.report.hint', idea=i))}*{gap(k)}{_md(h)}"
+                for i, h in self.hint_texts()
             ]
             out.append("")
             if self.level >= 3 and self.answer:
@@ -215,7 +218,7 @@ class Report:
                 out.append("</li>")
             out.append("</ol>")
             out += [
-                f"<p><strong>{e(t('ex.report.hint', idea=i))}</strong> {e(h)}</p>"
+                f"<p><strong>{e(k := t('ex.report.hint', idea=i))}</strong>{gap(k)}{e(h)}</p>"
                 for i, h in self.hint_texts()
             ]
             if self.level >= 3 and self.answer:

@@ -79,7 +79,7 @@ import ipywidgets as W
 
 from agentlab.errors import RequestError
 from agentlab.history import HistoryError, as_dict, blocks
-from agentlab.i18n import t
+from agentlab.i18n import gap, t
 from agentlab.loop import Event
 from agentlab.terminal import command_warnings, has_hidden
 from agentlab.tools.policy import Policy, Verdict, as_verdict, describe_call
@@ -965,9 +965,7 @@ class LoopView(W.VBox):
         self.diagram.value = diagram_svg(stage, ended=loop.ended)
         next_stage = t("view.next", stage=t(f"stage.{stage}"))
         about = t(f"stage.{stage}.about")
-        self.about.value = (
-            f'<div class="al-about"><b>{escape(next_stage)}</b> {escape(about)}</div>'
-        )
+        self.about.value = f'<div class="al-about"><b>{escape(next_stage)}</b>{gap(next_stage)}{escape(about)}</div>'
         if stage == "decide":  # the reply is in, not decided yet
             self.decision.value = decision_html(None, answered=str(loop.stop_reason))
         else:
