@@ -279,6 +279,20 @@ def test_make_workspace_gives_fresh_empty_folders() -> None:
         b.rmdir()
 
 
+def test_a_workspace_goes_when_the_process_ends_unless_kept(tmp_path: Path) -> None:
+    # A lesson makes one each run: a kernel that shuts down leaves none behind.
+    code = (
+        "import sys; from agentlab.tools import make_workspace, run_bash\n"
+        "gone, kept = make_workspace(), make_workspace(keep=True)\n"
+        "run_bash('echo hi > made.txt', cwd=gone, sandbox=False)\n"
+        "print(gone, kept)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    gone, kept = map(Path, out.stdout.split())
+    assert not gone.exists() and kept.is_dir()
+    kept.rmdir()
+
+
 # --- bad input --------------------------------------------------------------
 
 

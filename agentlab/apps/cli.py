@@ -222,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
         client = record(client, args.record)
     tool = bash
     if args.workspace:
-        folder = make_workspace()
+        folder = make_workspace(keep=True)  # printed below: it is there to look at after
         tool = bash_tool(cwd=folder)
         console.print(Text(t("cli.workspace", folder=str(folder)), style="dim"))
     tools = [tool]

@@ -165,12 +165,17 @@ class BashResult:
         return self.output
 
 
-def make_workspace(prefix: str = "agentlab-") -> Path:
+def make_workspace(prefix: str = "agentlab-", keep: bool = False) -> Path:
     """Make a fresh, empty temporary folder for the agent to work in.
 
-    It is not deleted for you: remove it with ``shutil.rmtree`` when done.
+    It is removed with what is in it when this Python process ends (a notebook's
+    kernel shuts down), so lessons run again and again leave nothing behind;
+    ``keep=True`` leaves it for you to look at (remove it with ``shutil.rmtree``).
     """
-    return Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    folder = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    if not keep:
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def run_bash(
