@@ -133,26 +133,28 @@ def as_verdict(answer: Any) -> Verdict:
 def describe_call(call: Any) -> str:
     """A one-line text for a tool call: the command for bash, else name(json)."""
     name = getattr(call, "name", None) or (call.get("name") if isinstance(call, Mapping) else "?")
-    data = getattr(call, "input", None)
-    if data is None and isinstance(call, Mapping):
-        data = call.get("input")
+    data = _input(call)
     if isinstance(data, Mapping) and set(data) == {"command"}:
         return str(data["command"])
     return f"{name}({json.dumps(data, ensure_ascii=False)})"
 
 
-def _is_command(call: Any) -> bool:
+def _input(call: Any) -> Any:
+    """A call's input, from a block written as a dict or the SDK's."""
     data = getattr(call, "input", None)
     if data is None and isinstance(call, Mapping):
         data = call.get("input")
+    return data
+
+
+def _is_command(call: Any) -> bool:
+    data = _input(call)
     return isinstance(data, Mapping) and set(data) == {"command"}
 
 
 def _command(call: Any) -> str | None:
     """The input's ``command`` string, whatever other keys it has (None: none)."""
-    data = getattr(call, "input", None)
-    if data is None and isinstance(call, Mapping):
-        data = call.get("input")
+    data = _input(call)
     command = data.get("command") if isinstance(data, Mapping) else None
     return command if isinstance(command, str) else None
 
