@@ -362,9 +362,7 @@ class LoopView(W.VBox):
             [self.diagram, self.about, self.decision, self.todo_box, self.tokens],
             layout=W.Layout(flex="0 1 420px", min_width="0"),
         )
-        self.history_title = W.HTML(
-            f'<div class="al-section">{escape(t("view.history.title"))}</div>'
-        )
+        self.history_title = W.HTML(section(t("view.history.title")))
         right = W.VBox(
             [
                 self.stream_box,
@@ -952,7 +950,7 @@ class LoopView(W.VBox):
             done = ended_text(loop.ended, loop.stop_reason)
             # said in a box already: the limit's (with Continue), the start's (decision box)
             why = "" if loop.ended in LIMITED or self._start_note() else escape(loop.explanation)
-            text = f'<span class="{css}">{mark} {escape(done)}</span> {why}'
+            text = f'<span class="{css}">{mark} {escape(done)}</span>{gap(done)}{why}'
         elif self.error.value:
             text = f'<span class="al-bad">✗ {escape(t("view.failed"))}</span>'
         else:

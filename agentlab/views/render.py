@@ -1042,7 +1042,7 @@ def pairing_table(body: Sequence[str]) -> str:
         f"<th>{escape(t(f'view.pairs.{c}'))}</th>"
         for c in ("pair", "turn", "id", "tool", "input", "status", "duration")
     )
-    title = f'<div class="al-section">{escape(t("view.pairs.title"))}</div>'
+    title = section(t("view.pairs.title"))
     return (
         f'{title}<div class="al-tablebox"><table class="al-pairs"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
