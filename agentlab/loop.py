@@ -178,7 +178,7 @@ def append(messages: list[Any], item: Any) -> list[Any]:
     make one the API would reject: ``HistoryError``, worded like its 400; nothing added."""
     message = history.as_message(item)
     if message is not None:
-        problems = history.check_next(messages, message)
+        problems = history.check_at(len(messages), messages[-1] if messages else None, message)
         if problems:
             raise history.HistoryError(problems)
         messages.append(message)

@@ -12,7 +12,7 @@ both see the same machine load, and prints the ratios of CPU time (best of 5):
   the API, looking only at messages it has not seen): target <= 1.5;
 - a client that does no work at all (it hands back the scripted replies and
   keeps nothing), which shows agentlab's own bookkeeping per turn in microseconds (target <= 10 µs),
-  split into what the history checks (``check_next``, in history.py) and the
+  split into what the history checks (``check_at``, in rules.py) and the
   tool's input check (``Tool.run``, in tools/base.py) cost and the rest
   (loop.py and stepper.py), each measured by running again without it;
 - the cost of the last 100 turns against turns 10-109 (target: flat, about 1.0), beside the
@@ -202,18 +202,18 @@ def bookkeeping() -> None:
 
     overhead()  # warm up
     total = overhead()
-    check_next, as_message, run = history.check_next, history.as_message, Tool.run
-    history.check_next = lambda messages, message, **kw: []
+    check_at, as_message, run = history.check_at, history.as_message, Tool.run
+    history.check_at = lambda i, prev, message, **kw: []
     no_checks = overhead()
     history.as_message = as_appended
     no_history = overhead()
     Tool.run = lambda self, tool_input: self.fn(**tool_input)  # type: ignore[method-assign]
     none = overhead()
-    history.check_next, history.as_message = check_next, as_message
+    history.check_at, history.as_message = check_at, as_message
     Tool.run = run  # type: ignore[method-assign]
     print("agentlab's bookkeeping per turn on a client that does nothing, best of", ROUNDS)
     print(f"  in all                                       : {total:6.1f} µs   (target <= 10)")
-    print(f"  history checks (check_next, 2 a turn)        : {total - no_checks:6.1f} µs")
+    print(f"  history checks (check_at, 2 a turn)          : {total - no_checks:6.1f} µs")
     print(f"  replies and results as dicts (as_message, 2) : {no_checks - no_history:6.1f} µs")
     print(f"  the tool's input check (Tool.run)            : {no_history - none:6.1f} µs")
     print(f"  the rest (loop.py's events, harness.run_one) : {none:6.1f} µs")

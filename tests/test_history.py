@@ -654,9 +654,9 @@ def test_check_at_runs_the_rules_validate_runs_on_one_message():
     calls = []
     real = rules._rules_at
 
-    def spy(i, prev, message, **kw):
-        calls.append((i, message["role"], kw["last"]))
-        return real(i, prev, message, **kw)
+    def spy(i, prev, message, last, wanted):
+        calls.append((i, message["role"], last))
+        return real(i, prev, message, last, wanted)
 
     reply = asst({"type": "text", "text": "Let me look."}, use("toolu_1"))
     results = user(result("toolu_1"))

@@ -123,3 +123,21 @@ def test_incremental_checks_agree_with_validate(history):
 def test_save_and_load_round_trip_any_json(tmp_path_factory, history):
     path = tmp_path_factory.mktemp("h") / "h.json"
     assert load(save(history, path), check=False) == history
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(alphabet="abzAZ09_-", max_size=40),  # mostly ids the pattern accepts
+        st.text(alphabet="ab_-\n \t\u00e9\u0661\uff10\u2126", max_size=8),  # near misses
+    )
+)
+def test_the_id_check_is_the_api_pattern(tid):
+    # rules.id_ok checks a tool_use id with str methods instead of the regex engine
+    # (cheaper in a loop's turn); it must accept exactly what the pattern the API quotes
+    # ('^[a-zA-Z0-9_-]+$') accepts: non-ASCII digits and letters (Arabic-Indic, full-width,
+    # the Ohm sign that NFKC folds to Omega) and a trailing newline included.
+    from agentlab.rules import TOOL_USE_ID, id_ok
+
+    assert id_ok(tid) == (TOOL_USE_ID.fullmatch(tid) is not None)

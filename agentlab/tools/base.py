@@ -77,9 +77,9 @@ _TYPES: dict[str, type | tuple[type, ...]] = {  # JSON Schema's names for Python
 
 def _check_required(schema: Mapping[str, Any], args: Mapping[str, Any]) -> None:
     """A small check for hand-written schemas: required keys and string/int types."""
-    props = schema.get("properties") or {}
-    missing = [k for k in schema.get("required") or [] if k not in args]
-    if missing:
+    props, required = schema.get("properties") or {}, schema.get("required") or ()
+    if not args.keys() >= set(required):
+        missing = [k for k in required if k not in args]
         raise ToolInputError(f"missing required field(s): {', '.join(missing)}")
     for key, value in args.items():
         if key not in props:
