@@ -122,7 +122,7 @@ def _plain_dict(obj: dict[Any, Any]) -> dict[Any, Any]:
     for v in obj.values():
         if type(v) is not str and type(v) is not bool:
             return {k: as_dict(v) for k, v in obj.items()}
-    return dict(obj)  # strings and booleans only (a tool result, a text block): one copy
+    return obj.copy()  # strings and booleans only (a tool result, a text block): one copy
 
 
 def blocks(message: Mapping[str, Any] | Any) -> list[dict[str, Any]]:
@@ -616,18 +616,18 @@ def _block_fits(b: dict[Any, Any], kind: Any) -> bool:
     entry = _QUICK.get(kind) if type(kind) is str else None
     if entry is None:
         return False
-    required, types, checks = entry
-    keys = b.keys()
-    if keys == required:  # the common case: only the keys it must have
+    required, types, checks = entry  # checks: the keys it must have but "type" (kind is b's)
+    if len(b) == len(required):  # the common case: only the keys it must have, if all are here
         for key, allowed in checks:
-            if type(b[key]) not in allowed:
+            if key not in b or type(b[key]) not in allowed:
                 return False
         return True
-    if not keys >= required:
-        return False
-    for key in b:
+    for key in b:  # more (or fewer): each key one the entry knows, with a type it allows...
         found = types.get(key)
         if found is None or type(b[key]) not in found:
+            return False
+    for key, _ in checks:  # ...and the keys it must have among them
+        if key not in b:
             return False
     return True
 
@@ -890,7 +890,10 @@ def _rules_at(
     problems: list[Problem] = []
     if type(message) is dict:
         role, content = message.get("role"), message.get("content")
-        quick = message.keys() == _MESSAGE_KEYS and (role == "assistant" or role == "user")
+        # its keys are role and content, no others (fewer steps than comparing key sets)
+        quick = (
+            (role == "assistant" or role == "user") and len(message) == 2 and "content" in message
+        )
     elif isinstance(message, Mapping):
         role, content, quick = message.get("role"), message.get("content"), False
     else:
@@ -914,7 +917,9 @@ def _rules_at(
     if content is not None and not content:
         if not (last and role == "assistant"):  # only a final assistant turn may be empty
             problems.append(_say("empty", i))
-    for k, b in enumerate(bs if content else ()):
+    k = -1  # the block's index (counted by hand: cheaper than enumerate, on every turn)
+    for b in bs if content else ():
+        k += 1
         if type(b) is not dict:
             b, quick = _block(b), False
         kind = b.get("type")
@@ -932,7 +937,7 @@ def _rules_at(
             tid = b.get("id")
             if isinstance(tid, str) and not id_ok(tid):
                 problems.append(_say("id_pattern", i, k=k))
-            tid = str(tid)
+            tid = tid if type(tid) is str else str(tid)
             if tid in seen:
                 problems.append(_say("duplicate_id", i, k=k))
             seen.append(tid)
@@ -945,7 +950,8 @@ def _rules_at(
                 problems.append(_say("result_role", i))
                 continue
             # Each result answers one call of the message before.
-            tid = str(b["tool_use_id"])
+            tid = b["tool_use_id"]
+            tid = tid if type(tid) is str else str(tid)
             if tid in ids:
                 paired.append(_say("duplicate_result", i, k=k, id=b["tool_use_id"]))
                 continue
@@ -998,7 +1004,8 @@ def _calls(message: Any) -> list[str] | None:
         if type(b) is not dict:
             b = _block(b)
         if b.get("type") == "tool_use":
-            ids.append(str(b.get("id")))
+            tid = b.get("id")
+            ids.append(tid if type(tid) is str else str(tid))
     return ids
 
 

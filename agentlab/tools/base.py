@@ -52,7 +52,7 @@ class Tool:
             raise LookupError(f"tool {self.name!r} has no implementation")
         if type(input) is not dict and not isinstance(input, Mapping):
             raise ToolInputError(f"input must be a JSON object, got {type(input).__name__}")
-        args = dict(input)
+        args = input.copy() if type(input) is dict else dict(input)
         _check_required(self.input_schema, args)  # @tool functions are also checked by pydantic
         return self.fn(**args)
 
@@ -78,9 +78,10 @@ _TYPES: dict[str, type | tuple[type, ...]] = {  # JSON Schema's names for Python
 def _check_required(schema: Mapping[str, Any], args: Mapping[str, Any]) -> None:
     """A small check for hand-written schemas: required keys and string/int types."""
     props, required = schema.get("properties") or {}, schema.get("required") or ()
-    if not args.keys() >= set(required):
-        missing = [k for k in required if k not in args]
-        raise ToolInputError(f"missing required field(s): {', '.join(missing)}")
+    for key in required:
+        if key not in args:
+            missing = [k for k in required if k not in args]
+            raise ToolInputError(f"missing required field(s): {', '.join(missing)}")
     for key, value in args.items():
         if key not in props:
             if schema.get("additionalProperties") is False:
