@@ -108,7 +108,11 @@ ASKING: ContextVar[Any] = ContextVar("agentlab_asking", default=None)
 def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, Any, dict]:
     """Run one call; return its ``tool_result``. A driver may answer the ``approval``
     step with ``send(verdict)``; otherwise ``approve(use)`` is asked."""
-    uid, name, tool_input = _call(use)
+    if type(use) is dict:  # a block a student wrote as a dict
+        uid, name, tool_input = use.get("id"), use.get("name"), use.get("input")
+    else:  # the SDK's ToolUseBlock
+        uid, name = getattr(use, "id", None), getattr(use, "name", None)
+        tool_input = getattr(use, "input", None)
     tool = table.get(name)
     if tool is None:
         return error_result(
@@ -168,13 +172,6 @@ def _run(tool: Any, tool_input: Any, approve: Any) -> Any:
 
 def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
-
-
-def _call(use: Any) -> tuple[Any, Any, Any]:
-    """A tool call's id, name and input, from a block written as a dict or the SDK's."""
-    if type(use) is dict:
-        return use.get("id"), use.get("name"), use.get("input")
-    return getattr(use, "id", None), getattr(use, "name", None), getattr(use, "input", None)
 
 
 def _record(

@@ -166,7 +166,10 @@ def as_message(item: Any) -> dict[str, Any] | None:
     sent), a list of blocks a ``user`` message, a string a ``user`` text turn; a
     message dict is copied as it is. Past this point the loop reads dicts only."""
     if type(item) is list:  # tool results (the commonest, so asked first)
-        return {"role": "user", "content": as_dict(item)}
+        return {
+            "role": "user",
+            "content": [_plain_dict(v) if type(v) is dict else as_dict(v) for v in item],
+        }
     if hasattr(item, "stop_reason") and hasattr(item, "content"):  # an SDK Message
         content = [_dump(b) for b in item.content]
         return {"role": "assistant", "content": content} if content else None

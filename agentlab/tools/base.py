@@ -53,7 +53,8 @@ class Tool:
         if type(input) is not dict and not isinstance(input, Mapping):
             raise ToolInputError(f"input must be a JSON object, got {type(input).__name__}")
         args = input.copy() if type(input) is dict else dict(input)
-        _check_required(self.input_schema, args)  # @tool functions are also checked by pydantic
+        if args or self.input_schema.get("required"):  # (no input, none required: nothing to check)
+            _check_required(self.input_schema, args)  # @tool functions are also checked by pydantic
         return self.fn(**args)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
