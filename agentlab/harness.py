@@ -105,7 +105,7 @@ _APPROVED = Verdict.approve()  # no approve callback: every call may run
 ASKING: ContextVar[Any] = ContextVar("agentlab_asking", default=None)
 
 
-def run_one(use: Any, table: dict[str, Any], approve: Any) -> Generator[Event, Any, dict]:
+def run_one(use: Any, table: dict[Any, Any], approve: Any) -> Generator[Event, Any, dict]:
     """Run one call; return its ``tool_result``. A driver may answer the ``approval``
     step with ``send(verdict)``; otherwise ``approve(use)`` is asked."""
     if type(use) is dict:  # a block a student wrote as a dict
