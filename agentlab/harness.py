@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab import errors
-from agentlab.history import as_dict
+from agentlab.history import LoopResult, as_dict
 from agentlab.i18n import t
 from agentlab.secrets import remember
 from agentlab.tools.base import ToolInputError, tool_table
 from agentlab.tools.policy import Verdict, as_verdict, describe_call
+from agentlab.usage import usage_of
 
-__all__ = ["Event", "drive", "error_result", "requested", "run_one", "table"]
+__all__ = ["PARENT", "Event", "Parent", "drive", "error_result", "parent_of", "requested"]
+__all__ += ["run_one", "table"]
 
 
 @dataclass(slots=True)
@@ -48,11 +50,12 @@ def get(obj: Any, key: str) -> Any:
 
 
 def requested(
-    client: Any, body: dict[str, Any], stream: bool, first: bool = True
+    client: Any, body: dict[str, Any], stream: bool, turns: int = 0
 ) -> Generator[Event, Any, Any]:
-    """Stage 1 in the loop: the request, its streamed text as events. A failed request
-    yields an ``error`` event (send True to try again), then raises RequestError."""
-    if first:  # the client's key is redacted from every saved history (agentlab.secrets)
+    """Stage 1 in the loop: the request, its streamed text as events (``turns``: how many
+    the loop has made). A failed request yields an ``error`` event (send True to try
+    again), then raises RequestError."""
+    if not turns:  # the client's key is redacted from every saved history (agentlab.secrets)
         remember(client)
     while True:
         try:
@@ -100,14 +103,43 @@ def drive(
 
 
 _APPROVED = Verdict.approve()  # no approve callback: every call may run
-# The approve callback of the call being run: a tool that runs a loop of its own (``task``)
-# asks it about that loop's calls too, so a helper cannot run what its parent may not.
-ASKING: ContextVar[Any] = ContextVar("agentlab_asking", default=None)
 
 
-def run_one(use: Any, table: dict[Any, Any], approve: Any) -> Generator[Event, Any, dict]:
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """The loop whose tool call is running, as a loop that tool starts (``task``) sees it:
+    what it asks before each call, and its budget with the run that budget reads."""
+
+    approve: Any
+    budget: Callable[[LoopResult], str] | None = None
+    run: LoopResult | None = None
+
+    def spent(self) -> str:
+        """The parent's budget used up ("": none), its helpers' requests counted in."""
+        return "" if self.budget is None or self.run is None else self.budget(self.run)
+
+    def record(self, usage: Any, model: str | None) -> None:
+        """Count one of a helper's requests in the parent's run (``helpers_usage``)."""
+        if self.run is not None:
+            self.run.helpers_usage.append({**usage_of(usage), "model": model})
+
+
+def parent_of(approve: Any, budget: Any = None, run: LoopResult | None = None) -> Parent | None:
+    """The ``Parent`` for a loop's tool calls; None when there is nothing to hold to."""
+    return None if approve is None and budget is None else Parent(approve, budget, run)
+
+
+# The parent of the call being run: a tool that runs a loop of its own (``task``) asks
+# its approve about that loop's calls and spends from its budget, so a helper can
+# neither run nor spend what its parent may not.
+PARENT: ContextVar[Parent | None] = ContextVar("agentlab_parent", default=None)
+
+
+def run_one(use: Any, table: dict[Any, Any], parent: Parent | None) -> Generator[Event, Any, dict]:
     """Run one call; return its ``tool_result``. A driver may answer the ``approval``
-    step with ``send(verdict)``; otherwise ``approve(use)`` is asked."""
+    step with ``send(verdict)``; otherwise ``parent.approve(use)`` is asked (no parent:
+    nothing is asked, and a loop the tool starts has no limits from this one)."""
+    approve = parent.approve if parent is not None else None
     if type(use) is dict:  # a block a student wrote as a dict
         uid, name, tool_input = use.get("id"), use.get("name"), use.get("input")
     else:  # the SDK's ToolUseBlock
@@ -134,7 +166,7 @@ def run_one(use: Any, table: dict[Any, Any], approve: Any) -> Generator[Event, A
     edited, start, out = verdict.action == "edit", time.monotonic(), None
     yield Event("tool_start", {"tool_use": use, "input": tool_input, "edited": edited, "at": start})
     try:
-        out = _run(tool, tool_input, approve)
+        out = _run(tool, tool_input, parent)
         content, is_error = (out, False) if type(out) is str and out else _content(out)
     except ToolInputError as e:
         content, is_error = t("result.bad_input", name=name, error=e), True
@@ -160,14 +192,14 @@ def run_one(use: Any, table: dict[Any, Any], approve: Any) -> Generator[Event, A
     return {"type": "tool_result", "tool_use_id": uid, "content": content}
 
 
-def _run(tool: Any, tool_input: Any, approve: Any) -> Any:
-    if ASKING.get() is approve:  # nothing to change (the common case: no approve at all)
+def _run(tool: Any, tool_input: Any, parent: Parent | None) -> Any:
+    if PARENT.get() is parent:  # nothing to change (the common case: no approve, no budget)
         return tool.run(tool_input)
-    token = ASKING.set(approve)
+    token = PARENT.set(parent)
     try:
         return tool.run(tool_input)
     finally:
-        ASKING.reset(token)
+        PARENT.reset(token)
 
 
 def error_result(tool_use_id: Any, text: str) -> dict[str, Any]:

@@ -97,6 +97,9 @@ class LoopResult:
     start: int = 0  # where this run's task is in ``messages`` (a follow-up starts later)
     ended: str | None = None  # why the loop ended: ENDINGS (agentlab's word, not the API's)
     model: str | None = None  # the model that answered (what a cost budget is priced by)
+    # the requests of the helper loops its tools ran (``task``): one usage dict each, with
+    # the model that answered; a budget counts them, ``usage`` does not
+    helpers_usage: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def turn_usage(self) -> list[dict[str, int]]:

@@ -49,6 +49,7 @@ EN: dict[str, str] = {
     "decide.unknown": "Unknown stop reason {reason!r}: to be safe nothing is run and the loop stops.",
     "decide.max_turns": "The loop reached its limit of {n} model {n:request|requests} and stopped; the history is still valid.",
     "decide.budget": "The loop reached its budget ({what}) and stopped; the history is still valid.",
+    "task.budget": "The helper stopped before it finished: its parent's budget is used up ({what}).",
     # results made by the harness
     "result.not_run": "Not run: {reason}",
     "result.cut_off": "the reply was cut off (stop_reason {reason}) before this call was complete",
@@ -564,6 +565,7 @@ ZH: dict[str, str] = {
     "decide.unknown": "未知的 stop_reason {reason!r}：为安全起见不执行任何东西，循环结束。",
     "decide.max_turns": "循环达到了 {n} 次模型请求的上限并停止；历史仍然有效。",
     "decide.budget": "循环达到了预算（{what}）并停止；历史仍然有效。",
+    "task.budget": "子智能体没做完就停下了：父智能体的预算已用完（{what}）。",
     "result.not_run": "未执行：{reason}",
     "result.cut_off": "回答在此调用完整之前被截断（stop_reason {reason}）",
     "result.unknown_tool": "未知工具 {name!r}。可用的工具：{names}。",

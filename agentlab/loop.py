@@ -18,8 +18,7 @@ Read it beside the lesson's loop; ``steps`` at the end is that loop, line for li
 
 The model decides; the harness executes: only ``decide`` saying ``execute`` runs a tool,
 and every ``tool_use`` gets exactly one ``tool_result``, so the API accepts the history.
-``steps`` yields an ``Event`` after each step: ``agent_loop`` runs it to the end,
-``AgentLoop`` (agentlab/stepper.py) one stage at a time.
+``steps`` yields an ``Event`` per step; ``agent_loop`` runs it out, ``AgentLoop`` stage by stage.
 """
 
 from __future__ import annotations
@@ -153,15 +152,16 @@ def execute(
     A failing, unknown, denied or interrupted tool becomes an ``is_error`` result (Ctrl-C
     raises ``Interrupted`` holding them all); ``audit`` (a list) gets a record per call."""
     uses = errors.tool_use_list(tool_uses)  # the whole reply, its content: fail now, say why
-    return harness.drive(_run_tools(uses, harness.table(tools), approve), on_event, audit)
+    parent = harness.parent_of(approve)  # a loop a tool runs (task) asks it too
+    return harness.drive(_run_tools(uses, harness.table(tools), parent), on_event, audit)
 
 
-def _run_tools(uses: Sequence[Any], table: Any, approve: Any) -> Generator[Event, Any, Any]:
+def _run_tools(uses: Sequence[Any], table: Any, parent: Any) -> Generator[Event, Any, Any]:
     """Stage 3 as steps: each call in order with its events, then the results."""
     results: list[dict[str, Any]] = []
     try:
         for use in uses:
-            results.append((yield from run_one(use, table, approve)))
+            results.append((yield from run_one(use, table, parent)))
         yield Event("results", {"results": results})
     except KeyboardInterrupt:  # Ctrl-C keeps its meaning: stop, with every call answered
         if len(results) < len(uses):
@@ -214,6 +214,7 @@ def steps(
     table, definitions = harness.table(tools), tool_params(harness.with_default(tools))
     body = _body(messages, system, definitions, options.pop("cache", False), options)
     run = run or LoopResult(messages, start=max(0, len(messages) - 1), model=body["model"])
+    parent = harness.parent_of(approve, budget, run)  # what a tool's own loop (task) holds to
     start, stage, results = len(messages), "request", list[Any]()
     try:
         if history.ends_on_answer(messages):
@@ -228,8 +229,7 @@ def steps(
             stage, results = "request", []
             yield _STAGE[stage]
             yield Event("request", {"turn": run.turns + 1})
-            first = not run.turns
-            response = yield from harness.requested(client, body, stream, first)  # 1. request
+            response = yield from harness.requested(client, body, stream, run.turns)  # 1. request
             run.turns, run.stop_reason = run.turns + 1, response.stop_reason
             run.replies_usage.append(response.usage)
             run.model = getattr(client, "demo_model", None) or response.model
@@ -243,7 +243,7 @@ def steps(
             if decision.action == "execute":
                 stage = "execute"
                 yield _STAGE[stage]
-                results = yield from _run_tools(decision.tool_uses, table, approve)  # 3. execute
+                results = yield from _run_tools(decision.tool_uses, table, parent)  # 3. execute
             elif decision.unanswered:  # harness: calls cut off by max_tokens: answered, never run
                 results = not_run(decision.unanswered, t("result.cut_off", reason=decision.reason))
             elif decision.action == "continue":  # harness: pause_turn, send the reply back

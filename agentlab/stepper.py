@@ -14,7 +14,7 @@ from inspect import GEN_SUSPENDED, getgeneratorstate
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentlab.errors import Interrupted, RequestError
-from agentlab.harness import Event, with_default
+from agentlab.harness import Event, Parent, with_default
 from agentlab.history import LoopResult
 from agentlab.i18n import t
 from agentlab.loop import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM, Decision, append, steps
@@ -58,6 +58,7 @@ class AgentLoop:
         self.system, self.model, self.max_tokens = system, model, max_tokens
         self.max_turns, self.approve, self.stream, self.params = max_turns, approve, stream, params
         self.max_total_tokens, self.max_cost, self.cache = max_total_tokens, max_cost, cache
+        self.parent: Parent | None = None  # a helper's (``task``): it spends from that budget
         self._listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
         self._given = list(self.messages), (p.saved() if (p := params.get("todos")) else None)
         self._clear()
@@ -67,6 +68,7 @@ class AgentLoop:
         self.decision: Decision | None = None
         self.results: list[dict[str, Any]] | None = None
         self.replies: list[Any] = []  # each reply's usage as it came: one per model request
+        self.helpers_usage: list[dict[str, Any]] = []  # a helper loop's requests (``task``)
         self.audit: list[dict[str, Any]] = []  # one record per tool call: what ran, verdict, time
         self.error: RequestError | None = None
         self.stopped_at: str | None = None  # the stage an interrupt or error stopped
@@ -77,7 +79,7 @@ class AgentLoop:
 
     def _start(self, run: LoopResult, quiet: bool = True) -> None:
         """Start ``steps`` on the task ``run`` holds (or carry it on), up to its first stage."""
-        self._run = run
+        self._run, run.helpers_usage = run, self.helpers_usage  # helpers of every task count
         self._answer: Any = None  # what the next step sends the loop (True: ask again)
         self._last = self.messages[-1] if self.messages else None  # the last message told of
         self._gen: Generator[Event, Any, None] | None = steps(
@@ -136,9 +138,9 @@ class AgentLoop:
         """Asked by the loop before each call: ``self.approve`` as it is now (a view may set it)."""
         return _APPROVED if self.approve is None else as_verdict(self.approve(use))
 
-    def _over_budget(self, run: LoopResult) -> str:
-        """The budget over every task of this loop, with the limits as they are now."""
-        return over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
+    def _over_budget(self, run: LoopResult) -> str:  # every task's, limits as they are now
+        mine = over_budget(self, max_total_tokens=self.max_total_tokens, max_cost=self.max_cost)
+        return mine or (self.parent.spent() if self.parent is not None else "")  # a helper's
 
     # -- state ----------------------------------------------------------------------
     @property
@@ -158,8 +160,7 @@ class AgentLoop:
         return LoopResult([], replies_usage=self.replies).usage
 
     @property
-    def durations(self) -> dict[str, float]:
-        """How long each tool call ran, by tool_use id (from the audit)."""
+    def durations(self) -> dict[str, float]:  # how long each tool call ran, by tool_use id
         return {str(a["tool_use_id"]): a["duration"] for a in self.audit if "duration" in a}
 
     # -- driving it -----------------------------------------------------------------
@@ -218,8 +219,7 @@ class AgentLoop:
         self._emit(Event("done", done))
         return error
 
-    def _told(self) -> None:
-        """Tell the views of a message added outside the loop's events."""
+    def _told(self) -> None:  # tell the views of a message added outside the loop's events
         self._emit(Event("append", {"message": self.messages[-1], "index": len(self.messages) - 1}))
 
     def ask(self, task: str) -> AgentLoop:

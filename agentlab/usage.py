@@ -311,16 +311,20 @@ def over_budget(
     reads and writes, output). ``max_cost`` is in dollars, estimated from
     ``models.json``; a model with no price stops the loop rather than run
     without a check. The turn that crosses a limit finishes; the next request
-    is not sent.
+    is not sent. The requests of helper loops (``source.helpers_usage``: the
+    ``task`` tool's) count too, each priced by the model that answered it.
     """
+    helpers = getattr(source, "helpers_usage", None) or []
     if max_total_tokens is not None:
-        used = totals(source)["total_tokens"]
+        used = totals(source)["total_tokens"] + totals(helpers)["total_tokens"]
         if used >= max_total_tokens:
             return t("budget.tokens", limit=max_total_tokens, used=used)
     if max_cost is not None:
-        cost = estimate_cost(source)
-        if cost.dollars is None:
-            return t("budget.cost_unknown", limit=max_cost, model=cost.model)
-        if cost.dollars >= max_cost:
-            return t("budget.cost", limit=max_cost, used=cost.dollars)
+        costs = [estimate_cost(source)] + [estimate_cost([h], h.get("model")) for h in helpers]
+        for cost in costs:
+            if cost.dollars is None:
+                return t("budget.cost_unknown", limit=max_cost, model=cost.model)
+        dollars = sum(cost.dollars or 0.0 for cost in costs)
+        if dollars >= max_cost:
+            return t("budget.cost", limit=max_cost, used=dollars)
     return ""

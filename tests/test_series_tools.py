@@ -218,3 +218,83 @@ def test_a_task_tool_given_its_own_approve_uses_it_for_the_helper():
     tools.append(task_tool(client, tools, approve=lambda use: Verdict.deny("helpers may not")))
     agent_loop([{"role": "user", "content": "Look around."}], client, tools=tools)
     assert ran == []  # the parent approves everything; the helper's own rule denied it
+
+
+def _crowd(calls: int):
+    """A stand-in model: as a parent it starts ``calls`` helpers in one reply; as a helper
+    it asks for a command forever; each reply reports 1,000 tokens."""
+    usage = {"input_tokens": 600, "output_tokens": 400}
+
+    def reply(request):
+        if "task" not in [t["name"] for t in request.get("tools", [])]:  # a helper
+            return make_message([tool_use("bash", {"command": "ls"})], usage=usage)
+        if len(request["messages"]) == 1:  # the parent, first request
+            uses = [
+                tool_use("task", {"prompt": f"Part {n}."}, id=f"toolu_p{n}") for n in range(calls)
+            ]
+            return make_message(uses, usage=usage)
+        return make_message([text("Done.")], usage=usage)
+
+    return ScriptedClient(reply)
+
+
+def _helpers(client, ran):
+    tools: list = [_recording_bash(ran)]
+    task = task_tool(client, tools)
+    tools.append(task)
+    return tools, task
+
+
+def test_helpers_spend_from_their_parents_token_budget():
+    """A reply with 20 task calls, each helper a model that never stops: without a budget
+    that is 1 + 20 x 30 requests. With the parent's max_total_tokens, every helper request
+    counts in the parent's budget and the helpers stop once it is spent."""
+    from agentlab.loop import agent_loop
+
+    ran: list = []
+    client = _crowd(20)
+    tools, _ = _helpers(client, ran)
+    messages: list = [{"role": "user", "content": "Look everywhere."}]
+    run = agent_loop(messages, client, tools=tools, max_total_tokens=10_000)
+    assert run.ended == "budget" and run.turns == 1
+    # the parent's request (1,000 tokens) and nine helper requests reach 10,000: no more sent
+    assert len(client.requests) == 10 and len(run.helpers_usage) == 9
+    assert run.usage["input_tokens"] == 600  # ``usage`` stays the parent's own
+    assert {h["input_tokens"] for h in run.helpers_usage} == {600}
+    results = messages[2]["content"]
+    assert len(results) == 20 and all(r["is_error"] for r in results)
+    assert "parent's budget is used up" in results[0]["content"]
+    assert validate(messages) == []
+
+
+def test_a_stepper_parent_counts_its_helpers_and_a_helper_stepped_by_hand_spends_too():
+    from agentlab.stepper import AgentLoop
+
+    ran: list = []
+    client = _crowd(3)
+    tools, task = _helpers(client, ran)
+    loop = AgentLoop(client, "Look everywhere.", tools=tools, max_total_tokens=6_000)
+    loop.step(), loop.step()  # request, decide: the three task calls wait for execute
+    child = task.child("Part 0.")  # what LoopView makes for a pending call
+    child.step(), child.step(), child.step(), child.step()  # one helper turn, by hand
+    assert child.turns == 1 and loop.helpers_usage == []
+    loop.run()
+    # the parent's request, the helper's by hand, and four more under the parent's call
+    assert len(client.requests) == 6 and len(loop.helpers_usage) == 5
+    assert loop.ended == "budget" and child.ended == "budget"
+    assert loop.result().helpers_usage == loop.helpers_usage
+    assert loop.usage["input_tokens"] == 600 and loop.turns == 1
+
+
+def test_a_cost_budget_prices_each_helper_request_by_the_model_that_answered():
+    from agentlab.history import LoopResult
+    from agentlab.usage import over_budget
+
+    run = LoopResult([], model="claude-sonnet-5-5")
+    helper = {"input_tokens": 50_000, "output_tokens": 0, "model": "claude-haiku-5-5"}
+    run.helpers_usage.append(helper)
+    # models.json: Haiku 5.5 at $0.10 per million input tokens (prompts up to 100k), so
+    # $0.005; priced as the parent's Sonnet 5.5 it would be $0.10
+    assert over_budget(run, max_cost=0.004) != "" and over_budget(run, max_cost=0.006) == ""
+    run.helpers_usage.append({"input_tokens": 10, "output_tokens": 0, "model": "no-such-model"})
+    assert "no-such-model" in over_budget(run, max_cost=5.0)  # no price: stop, do not guess

@@ -15,7 +15,10 @@ text. Without a child made beforehand, ``run`` is ``subagent`` as it stands.
 A child asks before its tool calls whatever the parent asks before its own: the
 ``approve`` given to ``task_tool``, or else the parent's ``approve`` (a Policy, a
 prompt) that let the ``task`` call run. Without that, a model could reach past its
-parent's rules by handing the command to a helper.
+parent's rules by handing the command to a helper. For the same reason a child
+spends from its parent's budget (``max_total_tokens``, ``max_cost``): each of its
+requests is counted in the parent's ``helpers_usage``, and it stops when the
+parent's budget is used up.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentlab.harness import ASKING
+from agentlab.harness import PARENT, Parent
 from agentlab.history import blocks
+from agentlab.i18n import t
 from agentlab.tools.base import Tool, as_tool
+from agentlab.usage import model_of
 
 if TYPE_CHECKING:
     from agentlab.stepper import AgentLoop
@@ -72,8 +77,23 @@ def _run_child(
 ) -> None:
     from agentlab.loop import agent_loop  # the lesson's loop (imported late: no cycle)
 
-    approve = approve or ASKING.get()  # the parent's rules hold for its helper too
-    agent_loop(messages, client, tools=_child_tools(tools), max_turns=max_rounds, approve=approve)
+    parent = PARENT.get() or Parent(None)  # the loop whose task call this is
+    approve = approve or parent.approve  # the parent's rules hold for its helper too
+
+    def spend(event: Any) -> None:  # each of the helper's requests counts in its parent's
+        if event.kind == "response":
+            _record(parent, client, event.data["response"])
+
+    run = agent_loop(
+        messages, client, tools=_child_tools(tools), max_turns=max_rounds, approve=approve,
+        budget=lambda _: parent.spent(), on_event=spend,
+    )  # fmt: skip
+    if run.ended == "budget":  # the tool's result says so (is_error)
+        raise RuntimeError(t("task.budget", what=parent.spent()))
+
+
+def _record(parent: Parent, client: Any, response: Any) -> None:
+    parent.record(response.usage, getattr(client, "demo_model", None) or response.model)
 
 
 def _child_tools(tools: Iterable[Any]) -> list[Any]:
@@ -119,9 +139,20 @@ class Subagents:
         if not loops:
             del self.pending[prompt]
         self.histories.append(child.messages)
-        child.approve = child.approve or ASKING.get()  # the parent's rules hold here too
+        parent = PARENT.get() or Parent(None)  # the parent's rules and budget hold here too
+        child.approve, child.parent = child.approve or parent.approve, parent
+        for usage in child.replies:  # the requests a view stepped before the parent ran it
+            parent.record(usage, model_of(child))
+
+        def spend(event: Any) -> None:
+            if event.kind == "response":
+                _record(parent, self.client, event.data["response"])
+
+        child.subscribe(spend)
         child.run()
-        if child.ended in ("error", "interrupted"):  # the tool's result says so (is_error)
+        if child.ended == "budget" and parent.spent():
+            raise RuntimeError(t("task.budget", what=parent.spent()))
+        if child.ended in ("error", "interrupted", "budget"):  # the result says so (is_error)
             raise RuntimeError(child.explanation)
         return final_text(child.messages)
 
