@@ -210,6 +210,22 @@ def skips_unknown_tools(response, run_bash):
     ]
 
 
+@wrong("run_tools", "lookalike_tool", "unknown_tool")
+def tells_tools_apart_by_their_input(response, run_bash):
+    results = []
+    for b in response.content:
+        if b.type != "tool_use":
+            continue
+        if "command" in b.input:  # any tool with a command is taken for bash
+            content, is_error = run_bash(b.input["command"]), False
+        else:
+            content, is_error = f"Unknown tool {b.name!r}.", True
+        results.append(
+            {"type": "tool_result", "tool_use_id": b.id, "content": content, "is_error": is_error}
+        )
+    return results
+
+
 @wrong("run_tools", "failing_tool", "tool_fails")
 def lets_a_failing_tool_crash(response, run_bash):
     results = []

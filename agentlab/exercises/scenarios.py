@@ -790,7 +790,7 @@ def _run_tools(
             if set(ran) < set(commands):
                 idea = "every_call"
             elif set(ran) - set(commands):
-                idea = "unknown_tool" if trial.scenario.name == "unknown_tool" else None
+                idea = "unknown_tool" if trial.scenario.idea == "unknown_tool" else None
             trial.fail(
                 t("ex.expect.ran", value=show(commands)),
                 t("ex.happened.ran", value=show(ran)),
@@ -820,6 +820,11 @@ def _run_tools_scenarios() -> list[tuple[str, str, Callable[[Trial], None]]]:
     unknown = reply(
         bash_call("ls", "toolu_01Ls"), tool_use("read_file", {"path": "notes.txt"}, id="toolu_01Rf")
     )
+    # A tool this harness lacks whose input looks like bash's: the name, not the input,
+    # says which tool was asked for.
+    lookalike = reply(
+        bash_call("ls", "toolu_01Ls"), tool_use("python", {"command": "print(1)"}, id="toolu_01Py")
+    )
     failing = reply(bash_call("sleep 600", "toolu_01Sl"), bash_call("ls", "toolu_01Ls"))
     bad_input = reply(tool_use("bash", {"cmd": "ls"}, id="toolu_01Bd"))
     none = final()
@@ -841,6 +846,7 @@ def _run_tools_scenarios() -> list[tuple[str, str, Callable[[Trial], None]]]:
         ),
         ("no_calls", "only_tool_use", _run_tools(none, [], [])),
         ("unknown_tool", "unknown_tool", _run_tools(unknown, ["ls"], [OUTPUTS["ls"], ERROR])),
+        ("lookalike_tool", "unknown_tool", _run_tools(lookalike, ["ls"], [OUTPUTS["ls"], ERROR])),
         (
             "failing_tool",
             "tool_fails",
