@@ -1,6 +1,7 @@
 """The agent loop: its four stages (request, decide, execute, append) and the loop made of them.
 
-Read it beside the lesson's loop; ``steps`` at the end is that loop, line for line::
+Read it beside the lesson's loop: ``steps`` below is that loop, its lines marked ``# 1.`` to
+``# 4.``, with the harness's duties marked ``# harness``::
 
     def agent_loop(messages):
         while True:
@@ -16,9 +17,8 @@ Read it beside the lesson's loop; ``steps`` at the end is that loop, line for li
                                     "content": output})
             messages.append({"role": "user", "content": results})  # 4. append
 
-The model decides; the harness executes: only ``decide`` saying ``execute`` runs a tool,
-and every ``tool_use`` gets exactly one ``tool_result``, so the API accepts the history.
-``steps`` yields an ``Event`` per step; ``agent_loop`` runs it out, ``AgentLoop`` stage by stage.
+The model decides; the harness executes: only ``decide`` saying ``execute`` runs a tool, and
+every ``tool_use`` gets one ``tool_result``. ``agent_loop`` runs ``steps`` out; AgentLoop steps it.
 """
 
 from __future__ import annotations

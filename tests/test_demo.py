@@ -235,7 +235,7 @@ def test_after_an_edited_call_it_reports_what_really_ran(workspace):
     assert "what ran was `echo 42`" in r.text and "42" in r.text
     assert "I asked for `find . -name '*.py'" in r.text
     assert "There are" not in r.text  # it does not read 42 as a count of files
-    assert "The user changed this call" not in r.text  # the harness's note is not pasted
+    assert "This call was changed" not in r.text  # the harness's note is not pasted
 
 
 def test_after_an_edited_call_in_chinese_it_reads_the_chinese_note(workspace):

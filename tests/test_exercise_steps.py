@@ -21,6 +21,20 @@ def test_step_one_passes_with_limits_and_endings_alone():
     assert {r.scenario for r in report.failures} == set(STEP_TWO)
 
 
+def test_step_one_speaks_of_limited_loop():
+    def limited_as_guarded_stub(client, messages, tools, run_bash, max_turns, approve):
+        raise NotImplementedError
+
+    one = step(check("guarded_loop", limited_as_guarded_stub, timeout=FAST), 1)
+    assert one.exercise == "limited_loop" and not one.passed
+    assert "limited_loop is not written yet" in str(one) and "guarded_loop" not in str(one)
+    passing = step(check("guarded_loop", limited_as_guarded, timeout=FAST), 1)
+    assert passing.passed and "limited_loop" in passing.summary()
+    assert step(check("guarded_loop", limited_as_guarded_stub, timeout=FAST), 2).exercise == (
+        "guarded_loop"
+    )
+
+
 def test_the_two_steps_split_every_scenario_once():
     report = check("guarded_loop", reference.guarded_loop, timeout=FAST)
     one, two = step(report, 1), step(report, 2)

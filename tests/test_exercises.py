@@ -178,6 +178,20 @@ def test_the_same_code_checked_again_gets_the_same_hints():
     assert check("decide", decide, timeout=FAST).level == 2
 
 
+def test_a_new_mistake_gets_a_nudge_not_the_answer():
+    # Three tries, each failing on another idea (approval, the turn limit, pause_turn): each
+    # is a first try at that idea. The idea that fails again gets the second hint.
+    by_name = {w.fn.__name__: w for w in WRONG if w.exercise == "guarded_loop"}
+    mistakes = ["runs_a_denied_call", "one_turn_too_many", "stops_at_pause_turn"]
+    reports = [check("guarded_loop", by_name[m].fn, timeout=FAST) for m in mistakes]
+    assert [r.level for r in reports] == [1, 1, 1] and not any(r.answer for r in reports)
+    again = by_name["runs_a_denied_call"].fn
+    second = check("guarded_loop", lambda *a: again(*a), timeout=FAST)
+    assert second.level == 2 and EN["ex.hint.approval"] in str(second)
+    third = check("guarded_loop", lambda *a: (None, again(*a))[1], timeout=FAST)
+    assert third.level == 3 and third.answer
+
+
 def test_a_stub_does_not_count_as_a_try():
     def decide(response):
         raise NotImplementedError

@@ -186,6 +186,14 @@ def test_every_notebook_keeps_nbval_markers_in_tags_not_in_code():
                                "nbval-skip", "student"}, (path, tag)  # fmt: skip
 
 
+def test_no_lesson_cell_raises_so_run_all_reaches_the_end():
+    # Jupyter's "Run All" stops at the first cell that raises: a lesson that shows an error
+    # catches it and prints it.
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in cells(path):
+            assert "raises-exception" not in cell.get("metadata", {}).get("tags", []), path
+
+
 def test_lesson_one_has_student_cells_checked_on_the_spot_and_does_not_give_the_loop_away():
     lesson = cells(ROOT / "notebooks/01_the_agent_loop.ipynb")
     assert len(lesson) <= 70
@@ -226,7 +234,9 @@ def test_lesson_one_builds_the_loop_before_it_shows_a_thinking_block():
     ]
     assert sum("| `stop_reason` |" in line for line in lines) == 1  # one table of stop reasons
     core = next(c for c in lesson if "inspect.getsource(steps)" in source(c))  # the core's loop
-    assert printed(core).lstrip().startswith("while True:") and "# 2. decide" in printed(core)
+    shown = printed(core).lstrip()  # from the try: that answers every call on Ctrl-C or an error
+    assert shown.startswith("try:") and "while True:" in shown and "# 2. decide" in shown
+    assert "except (Exception, KeyboardInterrupt)" in shown
 
 
 def test_lesson_two_keeps_a_snapshot_after_each_stage():

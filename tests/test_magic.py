@@ -346,7 +346,7 @@ def test_an_api_error_says_what_happened_and_changes_nothing(ip, capsys):
 
 
 def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
-    # "Nothing was added ... run the cell again to retry": the --model and --system of
+    # "Nothing was added": the --model and --system of
     # a cell whose first request failed (a misspelt model: 404) must not stick to the
     # conversation, or every later cell fails the same way until %agent reset.
     scripted(ip, ["fine", bad_request("model: claude-nope"), "fine again"])
@@ -358,6 +358,22 @@ def test_a_cell_whose_request_fails_keeps_no_model_or_system_either(ip, capsys):
     cell(ip, "--client client", "Third")
     last = ip.user_ns["client"].requests[-1]
     assert last["model"] == "claude-haiku-4-5" and last["system"] == "Be brief."
+
+
+def test_a_system_prompt_changed_mid_conversation_is_not_retried_as_it_is(ip, capsys):
+    # Preserved thinking checks the prefix: a new system prompt after thinking turns is a 400
+    # (platform.claude.com/docs, "Preserved thinking", December 2026), and the same cell run
+    # again gets the same 400. The advice is to change the request, not to run it again.
+    cell(ip, "--offline", "How many .py files are here?")
+    before = ip.user_ns["_agent"].messages[:]
+    capsys.readouterr()
+    result = cell(ip, "--offline --system 'Answer in French.'", "And the .txt files?")
+    err = capsys.readouterr().err
+    assert result.ended == "error" and "400" in result.explanation
+    assert "refused the same way" in err and "--new" in err and "retry" not in err
+    assert ip.user_ns["_agent"].messages == before and ip.user_ns["_agent"].system is None
+    cell(ip, "--offline", "And the .txt files? Answer in French.")  # the advice works
+    assert ip.user_ns["_agent"].loop.ended == "model"
 
 
 def test_another_model_after_thinking_turns_says_why_and_what_to_do(ip, capsys):

@@ -22,13 +22,17 @@ LESSONS = [
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+def _no_magic(line: str) -> str:
+    """A magic line becomes ``pass`` at its indentation (it may sit inside a ``try:``)."""
+    body = line.lstrip()
+    return line[: len(line) - len(body)] + "pass" if body.startswith("%") else line
+
+
 def python(source: str) -> ast.Module:
     """A cell's code, with its IPython magic lines left out (a ``%%`` cell is not Python)."""
     if source.startswith("%%"):
         return ast.Module(body=[], type_ignores=[])
-    return ast.parse(
-        "\n".join("" if line.lstrip().startswith("%") else line for line in source.splitlines())
-    )
+    return ast.parse("\n".join(_no_magic(line) for line in source.splitlines()))
 
 
 def assigned(source: str) -> set[str]:

@@ -139,7 +139,14 @@ def demo_tasks(source: str) -> list[str]:
             task = split_line(line.removeprefix("%agent "), takes_value)[1]
             if task and task.split()[0].lower() not in COMMANDS:
                 found.append(task)
-    tree = ast.parse("\n".join("pass" if line.lstrip().startswith("%") else line for line in lines))
+    tree = ast.parse(
+        "\n".join(
+            line[: len(line) - len(line.lstrip())] + "pass"
+            if line.lstrip().startswith("%")
+            else line
+            for line in lines
+        )
+    )
     nodes = list(ast.walk(tree))
     if not any(isinstance(n, ast.Name) and n.id == "client" for n in nodes):
         return found

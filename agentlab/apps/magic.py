@@ -692,10 +692,13 @@ class AgentMagics(Magics):
                 if took_back:  # "nothing was added": nor is a --model or --system kept
                     session.model, session.system = kept
                 print(t("magic.request_failed", explanation=e.explanation), file=sys.stderr)
-                print(
-                    t("magic.took_back" if took_back else "magic.kept", n=len(loop.messages)),
-                    file=sys.stderr,
-                )
+                if not took_back:
+                    key = "magic.kept"
+                elif e.status_code in (400, 404, 413, 422):  # refused again if sent unchanged
+                    key = "magic.took_back_fix"
+                else:
+                    key = "magic.took_back"
+                print(t(key, n=len(loop.messages)), file=sys.stderr)
                 loop.stage, loop.ended, loop.explanation = "done", "error", e.explanation
             except KeyboardInterrupt as e:  # the loop has answered every tool call already
                 took_back = _take_back(loop, before)

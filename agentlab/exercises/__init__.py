@@ -214,8 +214,8 @@ def _signature_problem(exercise: Exercise, fn: Callable[..., Any]) -> str:
     return ""
 
 
-# failing checks of each exercise in this kernel, and the code of the last one
-_tries: dict[str, tuple[int, Any]] = {}
+# per exercise in this kernel: how many tries failed on each lesson idea, and the last code
+_tries: dict[str, tuple[dict[str, int], Any]] = {}
 
 
 def forget_tries(name: str | None = None) -> None:
@@ -282,16 +282,19 @@ def _code(fn: Any) -> Any:
 
 
 def _with_hints(report: Report, show_answer: bool, key: str, fn: Any = None) -> Report:
-    """The report at the level of this try: a stub, a wrong signature or the same code
-    checked again is not a new try."""
+    """The report at the level of this try. Hints say more only for an idea that failed
+    before: a student who fixed one mistake and made a new one gets a nudge for the new
+    one, not the answer. A stub, a wrong signature or the same code checked again is not
+    a new try."""
     if report.passed or report.problem:
         return report
-    tries, last = _tries.get(key, (0, None))
+    failed, last = _tries.get(key, ({}, None))
+    ideas = {r.idea for r in report.failures}
     code = _code(fn)
     if code is None or code != last:  # the same code checked again is not a new try
-        tries += 1
-    _tries[key] = (tries, code)
-    level = 3 if show_answer else min(tries, 3)
+        failed = {**failed, **{idea: failed.get(idea, 0) + 1 for idea in ideas}}
+    _tries[key] = (failed, code)
+    level = 3 if show_answer else min(max((failed.get(i, 1) for i in ideas), default=1), 3)
     return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
 
 
