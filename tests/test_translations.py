@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_student_cells import python
 
 ROOT = Path(__file__).resolve().parent.parent
 TERMS = json.loads((ROOT / "translations" / "zh" / "terms.json").read_text("utf-8"))["terms"]
@@ -135,19 +136,12 @@ def demo_tasks(source: str) -> list[str]:
     takes_value = {s for a in parser._actions if a.nargs != 0 for s in a.option_strings}
     found = []
     for line in lines:
+        line = line.strip()  # a %agent line may sit inside a try: block
         if line.startswith("%agent "):
             task = split_line(line.removeprefix("%agent "), takes_value)[1]
             if task and task.split()[0].lower() not in COMMANDS:
                 found.append(task)
-    tree = ast.parse(
-        "\n".join(
-            line[: len(line) - len(line.lstrip())] + "pass"
-            if line.lstrip().startswith("%")
-            else line
-            for line in lines
-        )
-    )
-    nodes = list(ast.walk(tree))
+    nodes = list(ast.walk(python(source)))
     if not any(isinstance(n, ast.Name) and n.id == "client" for n in nodes):
         return found
     for node in nodes:

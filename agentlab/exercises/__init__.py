@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -215,7 +216,7 @@ def _signature_problem(exercise: Exercise, fn: Callable[..., Any]) -> str:
 
 
 # per exercise in this kernel: how many tries failed on each lesson idea, and the last code
-_tries: dict[str, tuple[dict[str, int], Any]] = {}
+_tries: dict[str, tuple[Counter[str], Any]] = {}
 
 
 def forget_tries(name: str | None = None) -> None:
@@ -288,13 +289,13 @@ def _with_hints(report: Report, show_answer: bool, key: str, fn: Any = None) -> 
     a new try."""
     if report.passed or report.problem:
         return report
-    failed, last = _tries.get(key, ({}, None))
+    failed, last = _tries.get(key, (Counter(), None))
     ideas = {r.idea for r in report.failures}
     code = _code(fn)
     if code is None or code != last:  # the same code checked again is not a new try
-        failed = {**failed, **{idea: failed.get(idea, 0) + 1 for idea in ideas}}
+        failed = failed + Counter(ideas)
     _tries[key] = (failed, code)
-    level = 3 if show_answer else min(max((failed.get(i, 1) for i in ideas), default=1), 3)
+    level = 3 if show_answer else min(max([1] + [failed[i] for i in ideas]), 3)
     return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
 
 
