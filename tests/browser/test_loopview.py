@@ -155,11 +155,16 @@ def test_keys_n_and_t_step_and_run_a_turn_while_the_focus_is_in_the_view(
     page.keyboard.press("n")  # request
     expect(lit(view, "decide")).to_have_count(1, timeout=FIRST_REQUEST)
     expect(view.locator(".al-card-assistant .al-kind", has_text="tool_use")).to_have_count(1)
+    # The diagram moves on before the buttons come back (one widget message each):
+    # a key pressed on a disabled button does nothing, so wait for them first.
+    expect(next_stage).to_be_enabled()
     page.keyboard.press("n")  # decide
     expect(lit(view, "execute")).to_have_count(1)
+    expect(next_stage).to_be_enabled()
     page.keyboard.press("t")  # the rest of the turn: execute, append, and back to request
     expect(view.locator(".al-card-results .al-code")).to_have_text("hello")
     expect(lit(view, "request")).to_have_count(1)
+    expect(next_stage).to_be_enabled()
     page.keyboard.press("t")  # the next turn: the model answers and the loop ends
     expect(view.locator(".al-card-assistant")).to_have_count(2)
     expect(view.locator(".al-card-assistant").last).to_contain_text("the command worked")

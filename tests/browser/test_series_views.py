@@ -143,8 +143,11 @@ def test_the_todo_panel_and_a_steppable_helper_in_light_dark_and_narrow(
     expect(own_history.locator(".al-card")).to_have_count(2)
     # N in the child steps the child, never its parent (whose next stage would run it all)
     child.get_by_role("button", name="Run turn").focus()
+    expect(child.get_by_role("button", name="Next stage")).to_be_enabled()
     page.keyboard.press("n")  # decide
     expect(child.locator(".al-decision")).to_contain_text('stop_reason = "tool_use"')
+    # a key on a disabled button does nothing: the buttons come back after the decision
+    expect(child.get_by_role("button", name="Next stage")).to_be_enabled()
     page.keyboard.press("n")  # execute: the child's result waits in the child's panel
     waiting = child.locator(".al-panel", has_text="Results ready to append")
     expect(waiting).to_contain_text("0")
