@@ -32,3 +32,14 @@ def _no_remembered_keys():
     secrets._held.clear()
     yield
     secrets._held.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_folders_guarded():
+    """Each test starts with no folder kept out of imports (``run_bash`` adds the
+    folder it runs in for the whole process), so a test sees only its own."""
+    from agentlab.tools import protect
+
+    protect._written.clear()
+    yield
+    protect._written.clear()

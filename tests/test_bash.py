@@ -457,17 +457,25 @@ def _as_nobody(command: str, secret: str, guard: bool = True, sandbox: bool = Fa
     protection can only be seen between two processes of an ordinary user:
     the parent (holding ``secret`` in its environment from the start, as a
     kernel holds the API key) and the command it runs, both as uid 65534.
-    The system Python loads shell.py by path (it needs only the standard
-    library), since our own Python lives under /root.
+    The system Python loads shell.py by path, with the two modules of ours it
+    imports (they need only the standard library), since our own Python and
+    its packages live under /root.
     """
+    package = Path(bash_module.__file__).parent.parent
     script = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('shell', {bash_module.__file__!r})\n"
-        "shell = sys.modules['shell'] = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(shell)\n"
+        "import importlib.util, sys, types\n"
+        "def load(name, path):\n"
+        "    spec = importlib.util.spec_from_file_location(name, path)\n"
+        "    module = sys.modules[name] = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+        "    return module\n"
+        "for name in ('agentlab', 'agentlab.tools'):\n"
+        "    sys.modules[name] = types.ModuleType(name)\n"
+        f"load('agentlab.i18n', {str(package / 'i18n.py')!r})\n"
+        f"load('agentlab.tools.protect', {str(package / 'tools' / 'protect.py')!r})\n"
+        f"shell = load('shell', {bash_module.__file__!r})\n"
         f"shell.GUARD = {guard}\n"
         f"shell.SANDBOX = {sandbox}\n"
-        "shell.sandbox_problem = lambda: ''  # its messages live in agentlab.i18n\n"
         "shell._prctl(shell._PR_SET_DUMPABLE, 1)  # as an ordinary user's process is\n"
         "print(shell.run_bash(sys.argv[1], cwd='/tmp').output)\n"
     )
@@ -1078,27 +1086,99 @@ def test_the_sandbox_starts_for_a_package_and_a_virtualenv_made_under_tmp(tmp_pa
 def test_a_module_a_command_writes_does_not_replace_an_installed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Python puts the current folder first on sys.path (as ""): a nh3.py left there by
-    # a command would be imported by the kernel instead of the installed module the
-    # next time it is imported (the views import nh3 late).
+    # A kernel looks in its current folder ("" on sys.path) before the installed
+    # packages: a nh3.py left there by a command would be imported by the kernel, with
+    # the key in its environment, the next time nh3 is imported (the views import it
+    # late).
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["", *sys.path])
-    monkeypatch.delitem(sys.modules, "nh3", raising=False)
+    for name in [m for m in sys.modules if m.split(".")[0] in ("nh3", "mine")]:
+        monkeypatch.delitem(sys.modules, name)
     result = run_bash("echo 'raise SystemExit(\"the model ran\")' > nh3.py; echo 'X = 1' > mine.py")
     assert result.exit_code == 0 and (tmp_path / "nh3.py").exists()
-    assert sys.path[-1] == "" and sys.path.count("") == 1
     nh3 = importlib.import_module("nh3")
     assert not nh3.__file__.startswith(str(tmp_path))  # the installed one
-    monkeypatch.delitem(sys.modules, "mine", raising=False)
-    assert importlib.import_module("mine").X == 1  # a module of the folder's own still imports
+    assert importlib.import_module("mine").X == 1  # your own import of a file there works
 
 
-def test_a_folder_on_the_path_by_name_goes_last_too(
+def test_a_library_does_not_import_a_module_a_command_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys, "path", [str(tmp_path), "/nowhere", *sys.path])
-    run_bash("true", cwd=tmp_path)
-    assert sys.path[-1] == str(tmp_path) and sys.path[0] == "/nowhere"
+    # markdown-it-py tries linkify_it when it is first imported (the views import it
+    # late) and goes on without it when it is missing: a linkify_it.py a command writes
+    # in the kernel's folder must not run then.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    for name in [m for m in sys.modules if m.split(".")[0] in ("markdown_it", "linkify_it")]:
+        monkeypatch.delitem(sys.modules, name)
+    run_bash("echo 'raise SystemExit(\"the model ran\")' > linkify_it.py")
+    from markdown_it import MarkdownIt  # no SystemExit: its import of linkify_it was refused
+
+    assert "linkify_it" not in sys.modules
+    with pytest.raises(ModuleNotFoundError, match="Linkify enabled but not installed"):
+        MarkdownIt("commonmark", {"linkify": True}).enable("linkify").render("www.example.com")
+
+
+def test_the_refusal_names_the_module_the_file_and_the_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    monkeypatch.delitem(sys.modules, "wanted", raising=False)
+    run_bash("echo 'X = 1' > wanted.py", cwd=tmp_path)
+    library = importlib.util.find_spec("json").origin  # a file of the installation
+    with pytest.raises(ModuleNotFoundError) as refused:
+        exec(compile("import wanted", library, "exec"), {})  # as a line of that library
+    message = str(refused.value)
+    assert "'wanted'" in message and str(tmp_path / "wanted.py") in message
+    assert library in message and "may have written it" in message
+    assert importlib.import_module("wanted").X == 1  # this file's own import goes on
+
+
+def test_a_folder_holding_a_notebook_is_read_only_to_commands(
+    tmp_path: Path, sandboxed: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A kernel starts in its notebook's folder with `python -m ipykernel_launcher`,
+    # which imports from that folder first: an ipykernel_launcher.py (or agentlab.py)
+    # left there would run at the next kernel start, with the key in its environment.
+    (tmp_path / "lesson.ipynb").write_text("{}")
+    result = run_bash("ls; echo 'import os' > ipykernel_launcher.py", cwd=tmp_path)
+    assert "lesson.ipynb" in result.output and "Read-only file system" in result.output
+    last = result.output.splitlines()[-1]  # and the model is told why
+    assert result.exit_code == 1 and "read-only to commands: it holds a notebook" in last
+    assert not (tmp_path / "ipykernel_launcher.py").exists()
+    assert "commands may read" in capsys.readouterr().err  # said to the student, once
+    assert run_bash("cat lesson.ipynb", cwd=tmp_path).output == "{}"
+    assert capsys.readouterr().err == ""
+
+
+def test_inside_a_writable_folder_what_runs_later_stays_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: None
+) -> None:
+    # In a project folder: the notebooks' folder (the kernel's next start), our own
+    # Python's installation (a .pth there runs at every start: a virtualenv inside the
+    # project) and a repository's .git/config and hooks (core.fsmonitor runs at the
+    # next `git status`, docs: git-scm.com/docs/git-config#Documentation/git-config.txt-corefsmonitor).
+    from agentlab.tools import protect
+
+    project = tmp_path / "project"
+    for folder in ("notebooks", ".venv/lib", ".git/hooks", "src"):
+        (project / folder).mkdir(parents=True)
+    (project / "notebooks" / "l.ipynb").write_text("{}")
+    (project / ".git" / "config").write_text("[core]\n")
+    venv = os.path.join(os.path.realpath(project / ".venv"), "")
+    monkeypatch.setattr(protect, "_ours", lambda: (venv,))  # as if we ran from it
+    command = (
+        "for f in notebooks/ipykernel_launcher.py .venv/lib/evil.pth .git/hooks/pre-commit "
+        "src/ok.py; do echo x > $f && echo wrote $f; done; "
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; echo end"
+    )
+    result = run_bash(command, cwd=project)
+    assert result.output.count("Read-only file system") == 4, result.output
+    assert "wrote src/ok.py" in result.output and (project / "src" / "ok.py").exists()
+    assert not (project / "notebooks" / "ipykernel_launcher.py").exists()
+    assert not (project / ".venv" / "lib" / "evil.pth").exists()
+    assert (project / ".git" / "config").read_text() == "[core]\n"
+    assert list((project / ".git" / "hooks").iterdir()) == []
 
 
 @pytest.mark.parametrize("where", ["home", "root"])

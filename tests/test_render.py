@@ -582,7 +582,8 @@ def _live_links(markdown_text: str) -> list[tuple[str, str]]:
     from markdown_it import MarkdownIt
 
     found = []
-    stack = MarkdownIt("commonmark", {"html": True}).parse(markdown_text)
+    # with GFM's tables, as GitHub and JupyterLab read Markdown (github.github.com/gfm)
+    stack = MarkdownIt("commonmark", {"html": True}).enable("table").parse(markdown_text)
     while stack:
         token = stack.pop()
         stack.extend(token.children or [])
@@ -613,6 +614,8 @@ SPLIT_SPANS = [
     "`x\n> <img src=x onerror=alert(1)>\n`",
     "``a\n# <img src=x onerror=alert(1)>\n``",
     "`a`\n```\n`<img src=x onerror=alert(1)>`",
+    # in a table row a pipe ends the cell even inside a code span (GFM spec 0.29, 4.10)
+    "| a | b |\n|---|---|\n| `x|<img src=x onerror=alert(1)>` | y |",
 ]
 markdownish = st.text(alphabet="`\\\n <>/img=x[]()&#-*", max_size=40)
 
@@ -631,6 +634,8 @@ def test_model_text_in_a_markdown_transcript_makes_no_html_link_or_image(text: s
             {"type": "tool_use", "id": text, "name": text, "input": {"command": text}},
         ]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": text, "content": text}]},
+        {"role": "assistant", "content": [{"type": text, "text": text}]},  # a block of no known kind
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": text}]},
     ]  # fmt: skip
     result = LoopResult(messages, text, "end_turn", 2, {}, explanation=text)
     assert _live_links(to_markdown(messages)) == []

@@ -715,6 +715,30 @@ def test_a_body_that_is_not_unicode_is_a_400_in_the_apis_shape(data, wording):
         assert still_serves(server)
 
 
+def test_a_body_of_a_million_empty_lists_is_refused_before_it_is_parsed():
+    # 32 MB of "[[],[],...]" is about ten million lists: 700 MB or more once parsed, per
+    # request. The API's own limit and wording for this are not public: agentlab's.
+    from agentlab.fakeapi.server.http import Limits
+
+    lists = b"[" + b",".join([b"[]"] * 1_000_001) + b"]"
+    data = b'{"model": "claude-sonnet-5-5", "max_tokens": 5, "messages": ' + lists + b"}"
+    with FakeMessagesServer(["still here"]) as server:
+        answer = raw(server, (HEAD + f"content-length: {len(data)}\r\n\r\n").encode() + data)
+        status, body = status_and_body(answer)
+        assert status == 400 and body["error"]["message"] == (
+            "The request body holds more than 1,000,000 JSON arrays and objects."
+        )
+        assert server.requests[-1].body is None  # never parsed
+        assert still_serves(server)
+    # the limit counts brackets, strings' too: at the limit a body is read as usual
+    body = {"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "[{"}]}
+    with FakeMessagesServer(["read"], limits=Limits(max_containers=5)) as server:
+        assert sdk(server).messages.create(**body).content[0].text == "read"  # {, [, {, "[{"
+    with FakeMessagesServer(["read"], limits=Limits(max_containers=4)) as server:
+        with pytest.raises(anthropic.BadRequestError, match="more than 4 JSON arrays"):
+            sdk(server).messages.create(**body)
+
+
 def test_a_surrogate_pair_is_a_character_not_an_error():
     data = json.dumps({"model": MODEL, "max_tokens": 5, "messages": [
         {"role": "user", "content": "\U0001f600 and \\ud800 as text"}]}).encode()  # fmt: skip

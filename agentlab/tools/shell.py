@@ -50,7 +50,10 @@ The process-group kill is POSIX; on Windows (Git Bash) a simpler path runs.
 
 Without the sandbox the command can read and change any file you can (a
 ``.env`` file included). With it, it can still read whatever is not hidden
-and change anything in its folder.
+and change anything in its folder, except what would run by itself later
+(a folder holding a notebook, our Python's files, ``.git/config``): see
+``agentlab.tools.protect``, which also keeps the kernel's imports out of the
+folders commands write to.
 """
 
 from __future__ import annotations
@@ -74,9 +77,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from agentlab.i18n import t
+from agentlab.tools.protect import guard_imports, read_only_inside
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -227,7 +233,7 @@ def run_bash(
         )
     argv = [bash, "-c", command]
     child_env = _child_env(env)
-    _installed_first(where)  # a command may leave a nh3.py here: the kernel's imports skip it
+    guard_imports(where)  # a command may leave a nh3.py here: the kernel's imports skip it
     out = _Capped(max_output)
     stop_after = max(_STOP_AFTER, 50 * max_output)
     if SANDBOX if sandbox is None else sandbox:
@@ -245,7 +251,10 @@ def run_bash(
             )
             if why.startswith("cannot run"):
                 return fail(why, where)
-            return _result(out, why, exit_code, timeout, stop_after, start, where, True)
+            result = _result(out, why, exit_code, timeout, stop_after, start, where, True)
+            if exit_code and _frozen.get(os.path.realpath(where)):  # tell the model why
+                result = replace(result, output=_add_line(result.output, _READ_ONLY))
+            return result
         _notice_once()
     with _guarded() as reaper:  # may wait for another thread's command to finish
         start = time.monotonic()  # the timeout counts from here
@@ -267,19 +276,6 @@ def run_bash(
             why = _collect_local(proc, out, start + timeout, stop_after, reaper)
     exit_code = proc.returncode if why == "done" else None
     return _result(out, why, exit_code, timeout, stop_after, start, where, False)
-
-
-def _installed_first(where: str) -> None:
-    """Move ``where`` (and "", the current folder) to the end of ``sys.path`` when it is
-    the folder commands write to. Python puts the current folder first, so a ``nh3.py``
-    a command leaves there would replace the installed module the next time this
-    process imports it: code of the model's, run in the kernel. Installed modules come
-    first then, as with ``python -P`` (docs.python.org/3/using/cmdline.html#cmdoption-P);
-    a module of the student's own in that folder still imports."""
-    real = os.path.realpath(where)
-    mine = [p for p in sys.path if os.path.realpath(p or os.curdir) == real]
-    if mine and sys.path[-len(mine) :] != mine:
-        sys.path[:] = [p for p in sys.path if p not in mine] + mine
 
 
 def _holds_home(where: str) -> bool:
@@ -431,6 +427,12 @@ def _bwrap_argv(where: str, network: bool) -> list[str]:
     """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
     where = os.path.realpath(where)
     argv = [*_bwrap_base(network), "--bind", where, where, *_ours_in_tmp()]
+    keep = read_only_inside(where)  # notebooks, our Python, .git/config (see protect.py)
+    for path in keep:
+        argv += ["--ro-bind", path, path]
+    if keep == [where] and not _frozen.get(where):
+        print(t("bash.read_only", folder=where), file=sys.stderr)  # once per folder
+    _frozen[where] = keep == [where]
     hidden = hidden_paths()
     for path in hidden:
         if where == path or where.startswith(path.rstrip("/") + "/"):
@@ -464,8 +466,6 @@ def sandbox_problem() -> str:
     Tries ``bwrap ... true`` once: it fails where bwrap is missing or user
     namespaces are refused (some containers, hardened kernels).
     """
-    from agentlab.i18n import t
-
     if sys.platform != "linux":
         return t("bash.sandbox.not_linux", platform=sys.platform)
     program = shutil.which(BWRAP)
@@ -487,14 +487,17 @@ def sandbox_problem() -> str:
 
 
 _noticed = False
+_frozen: dict[str, bool] = {}  # folder -> commands may read it but not write it (a notebook's)
+_READ_ONLY = (  # for the model, after a command that failed there
+    "(this folder is read-only to commands: it holds a notebook. To change files, "
+    "the user can give bash a folder of its own)"
+)
 
 
 def _notice_once() -> None:
     """Say once per process, on stderr, that commands run without the sandbox."""
     global _noticed
     if not _noticed:
-        from agentlab.i18n import t
-
         _noticed = True
         print(t("bash.sandbox.off", why=sandbox_problem()), file=sys.stderr)
 

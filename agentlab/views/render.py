@@ -1256,6 +1256,8 @@ def _md_text(text: str) -> str:
     (so ``[x](javascript:...)`` is plain text), ``&`` and a lone backtick too."""
     out, last = [], 0
     for m in _CODE_SPAN.finditer(text):
+        if "|" in m.group(0):  # in a table row a pipe ends the cell, span or not (GFM
+            continue  # spec, 4.10 Tables): the rest of it would be read as HTML: plain text
         out.append(_md_plain(text[last : m.start()]))
         out.append(m.group(0))
         last = m.end()
@@ -1371,7 +1373,7 @@ def to_markdown(messages: Sequence[Any]) -> str:
                 what = t("md.thinking.redacted")
                 lines += [f"`redacted_thinking` ({what}) · {_secret('data', b.get('data'))}", ""]
             else:
-                lines += [f"`{kind}` block", ""]
+                lines += [f"{_md_span(kind)} block", ""]
         parts.append("\n".join(lines))
     return "\n".join(parts)
 
@@ -1380,7 +1382,7 @@ def _secret(name: str, value: Any) -> str:
     """An opaque value (a signature) shown by its start and size, never in full."""
     text = str(value or "")
     start = text[: min(8, len(text) // 2)]
-    return t("md.thinking.opaque", name=name, start=start + "…", n=len(text))
+    return t("md.thinking.opaque", name=name, start=_md_span(start + "…"), n=len(text))
 
 
 def _fence(text: str) -> str:

@@ -20,7 +20,9 @@ classroom server needs on top, each limit in one place:
   bytes have come, whether it was announced by Content-Length or sent
   chunked (h11 reads a chunk as it arrives, and a malformed chunk size such
   as ``-1`` is a 400); JSON nested deeper than ``max_depth`` is refused
-  before any code walks it;
+  before any code walks it, and a body with more than ``max_containers``
+  brackets (``[`` and ``{``, counted in a few milliseconds) before it is
+  parsed: 32 MB of ``[[],[],...]`` would take over 700 MB;
 - **errors in the API's shape**: whatever h11 refuses (a bad Content-Length
   such as ``abc`` or ``²``, a malformed chunk, headers too long) gets a 400
   JSON error body, never uvicorn's plain-text one.
@@ -53,6 +55,9 @@ class Limits:
 
     max_body: int = 32 * 1024 * 1024  # the API's limit for /v1/messages (32 MB)
     max_depth: int = 100  # JSON nesting
+    # JSON arrays and objects in one body (counted by their brackets, strings too): about
+    # 70 bytes of memory each, so 32 MB of "[[],[],...]" would take over 700 MB
+    max_containers: int = 1_000_000
     max_connections: int = 1000  # lowered to what RLIMIT_NOFILE allows
     header_timeout: float = 10.0  # all of a request's headers, from its first byte
     idle_timeout: float = 30.0  # a keep-alive connection waiting for its next request

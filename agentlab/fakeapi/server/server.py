@@ -531,7 +531,7 @@ class FakeMessagesServer:
         self, raw: bytes | bytearray, ex: Exchange
     ) -> tuple[RecordedRequest, Any, str | None, Fault | None]:
         """Read the body, count and record the request, and take the next planned fault."""
-        body, problem = parse(raw, self.limits.max_depth)
+        body, problem = parse(raw, self.limits.max_depth, self.limits.max_containers)
         headers = ex.headers
         retries = str(headers.get("x-stainless-retry-count") or "0")
         record = RecordedRequest(
@@ -640,8 +640,13 @@ def _trim() -> None:
         pass  # not glibc: nothing to do
 
 
-def parse(raw: bytes | bytearray, max_depth: int) -> tuple[Any, str | None]:
+def parse(
+    raw: bytes | bytearray, max_depth: int, max_containers: int = 1_000_000
+) -> tuple[Any, str | None]:
     """The JSON body, and what is wrong with it if it cannot be answered."""
+    if raw.count(b"[") + raw.count(b"{") > max_containers:  # a few ms for 32 MB
+        # The API's limit and wording for this are not public (agentlab's).
+        return None, f"The request body holds more than {max_containers:,} JSON arrays and objects."
     try:
         body = json.loads(raw or b"null")
     except (ValueError, RecursionError):  # not JSON, or not UTF-8 (UnicodeDecodeError)
