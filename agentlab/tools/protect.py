@@ -41,14 +41,9 @@ from collections.abc import Sequence
 from types import FrameType, ModuleType
 from typing import Any
 
-__all__ = ["guard_imports", "read_only_inside", "written_folders"]
+__all__ = ["guard_imports", "read_only_inside"]
 
 _written: list[str] = []  # real paths, each ending in "/"
-
-
-def written_folders() -> list[str]:
-    """The folders commands have run in, as ``guard_imports`` keeps them out of imports."""
-    return [w.rstrip("/") or "/" for w in _written]
 
 
 def guard_imports(folder: str) -> None:
