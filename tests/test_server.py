@@ -115,6 +115,28 @@ def test_the_stream_helper_rebuilds_exactly_the_scripted_message():
     assert final.model_dump(exclude_none=True) == scripted.model_dump(exclude_none=True)
 
 
+def test_a_streamed_refusal_carries_stop_details_in_message_delta_as_the_api_sends_it():
+    # "In the event stream, stop_details arrives with stop_reason in the message_delta
+    # event" (platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/
+    # handle-streaming-refusals, read 2026-12-03). The SDK's stream() copies it from there.
+    asked = [{"role": "user", "content": "agentlab refusal test, please"}]
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        plain = client.messages.create(model=MODEL, max_tokens=100, messages=asked)
+        events = list(
+            client.messages.create(model=MODEL, max_tokens=100, messages=asked, stream=True)
+        )
+        with client.messages.stream(model=MODEL, max_tokens=100, messages=asked) as stream:
+            final = stream.get_final_message()
+    assert plain.stop_reason == "refusal" and plain.stop_details is not None
+    start, delta = events[0], events[-2]
+    assert start.type == "message_start" and start.message.stop_details is None
+    assert delta.type == "message_delta" and delta.delta.stop_reason == "refusal"
+    assert delta.delta.stop_details == plain.stop_details
+    assert final.stop_reason == "refusal" and final.stop_details == plain.stop_details
+    assert final.stop_details.recommended_model
+
+
 def test_a_broken_history_gets_a_400_in_the_api_shape_with_the_offline_wording():
     broken = [
         {"role": "user", "content": "go"},

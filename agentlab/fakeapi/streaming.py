@@ -3,9 +3,10 @@
 With ``"stream": true`` the API does not send the finished message: it sends
 ``message_start`` (the message with no content yet), then for each content
 block ``content_block_start``, its pieces as ``content_block_delta`` events,
-``content_block_stop``, and at the end ``message_delta`` (the stop reason and
-the usage) and ``message_stop``. A ``ping`` may come at any time.
-(platform.claude.com/docs/en/build-with-claude/streaming, "Event types".)
+``content_block_stop``, and at the end ``message_delta`` (the stop reason, a
+refusal's ``stop_details``, and the usage) and ``message_stop``. A ``ping`` may
+come at any time. (platform.claude.com/docs/en/build-with-claude/streaming,
+"Event types"; for ``stop_details``: .../strengthen-guardrails/handle-streaming-refusals.)
 
 The offline clients and the local server (``agentlab serve``) both send a
 reply this way, so the SDK's own streaming code rebuilds it on the other side.
@@ -54,6 +55,7 @@ def events(message: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     """
     data = message.model_dump(mode="json", exclude_none=True)
     blocks, usage = data.pop("content"), data.pop("usage")
+    ending = {key: data.pop(key, None) for key in ("stop_reason", "stop_sequence", "stop_details")}
     start = {**data, "content": [], "stop_reason": None, "stop_sequence": None}
     start["usage"] = {**usage, "output_tokens": 1}
     yield "message_start", {"type": "message_start", "message": start}
@@ -68,8 +70,9 @@ def events(message: Any) -> Iterator[tuple[str, dict[str, Any]]]:
         for delta in deltas:
             yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": i}
-    final = {"stop_reason": data.get("stop_reason"), "stop_sequence": data.get("stop_sequence")}
-    yield "message_delta", {"type": "message_delta", "delta": final, "usage": usage}
+    if ending["stop_details"] is None:
+        del ending["stop_details"]
+    yield "message_delta", {"type": "message_delta", "delta": ending, "usage": usage}
     yield "message_stop", {"type": "message_stop"}
 
 
