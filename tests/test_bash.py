@@ -13,9 +13,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -662,6 +664,47 @@ def test_the_runtime_folder_and_secrets_are_hidden(
     assert r.output.count("No such file or directory") == 2, r.output
     control = run_bash(command, cwd=project, sandbox=False)
     assert "hmac-secret" in control.output and "PRIVATE KEY" in control.output
+
+
+@pytest.fixture
+def home_outside_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home folder outside /tmp (the sandbox empties /tmp anyway), with a CLI's login,
+    a cache of tokens, a git config, a tool on PATH and a project."""
+    home = Path(tempfile.mkdtemp(prefix="agentlab-home-", dir="/var/tmp"))
+    try:
+        (home / ".claude").mkdir()
+        (home / ".claude" / ".credentials.json").write_text('{"token": "sk-ant-oat-SECRET"}')
+        (home / ".cache" / "tool").mkdir(parents=True)
+        (home / ".cache" / "tool" / "token").write_text("CACHED-SECRET")
+        (home / ".gitconfig").write_text("[credential]\n  token = GIT-SECRET\n")
+        (home / "tools" / "bin").mkdir(parents=True)
+        hello = home / "tools" / "bin" / "hello"
+        hello.write_text("#!/bin/sh\necho hello from a tool on PATH\n")
+        hello.chmod(0o755)
+        (home / "project").mkdir()
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("PATH", f"{home / 'tools' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@sandbox_only
+def test_the_home_folder_is_empty_but_for_what_commands_run_from(
+    home_outside_tmp: Path, sandboxed: None
+) -> None:
+    home = home_outside_tmp
+    command = (
+        "ls -A ~; hello; cat ~/.claude/.credentials.json ~/.cache/tool/token ~/.gitconfig; "
+        "touch ~/new && echo wrote"
+    )
+    r = run_bash(command, cwd=home / "project", sandbox=True)
+    assert r.sandboxed and "hello from a tool on PATH" in r.output, r.output
+    assert r.output.split("hello from")[0].split() == ["project", "tools"], r.output
+    assert "SECRET" not in r.output and "wrote" not in r.output
+    assert not (home / "new").exists()
+    control = run_bash(command, cwd=home / "project", sandbox=False)
+    assert control.output.count("SECRET") == 3
 
 
 @sandbox_only

@@ -30,7 +30,9 @@ On Linux, where bubblewrap (``bwrap``) is installed and user namespaces
 are allowed, each command also runs in a sandbox (``sandboxed``): its own
 PID namespace and ``/proc`` (the kernel and every other process are out of
 sight), the whole file system read-only except the folder it runs in and a
-private, empty ``/tmp``, the user's secrets and runtime folders hidden
+private, empty ``/tmp``, an empty, read-only home folder but for the folders
+in it that our Python and the programs on ``PATH`` come from (``~/.pyenv``,
+``~/.local``...), the user's secrets and runtime folders hidden there too
 (Jupyter's runtime folder with the kernel connection files, ``~/.ssh``,
 ``~/.config``, ``~/.gnupg``, keyrings, cloud credentials), no capabilities
 and no network unless ``network=True``. Starting bubblewrap costs more than
@@ -347,6 +349,10 @@ _HOME_SECRETS = (
     ".ssh", ".gnupg", ".config", ".local/share/keyrings", ".local/share/jupyter/runtime",
     ".anthropic", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
     ".pypirc", ".npmrc", ".bash_history", ".python_history", ".ipython",
+    # Hidden also where home stays in sight (see _home_kept): CLI logins and tokens.
+    ".claude", ".claude.json", ".gitconfig", ".cache/huggingface", ".cargo/credentials",
+    ".cargo/credentials.toml", ".vault-token", ".pgpass", ".boto", ".s3cfg",
+    ".terraform.d", ".m2/settings.xml", ".gradle/gradle.properties",
 )  # fmt: skip
 
 
@@ -426,7 +432,13 @@ def _secret_places() -> list[str]:
 def _bwrap_argv(where: str, network: bool) -> list[str]:
     """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
     where = os.path.realpath(where)
-    argv = [*_bwrap_base(network), "--bind", where, where, *_ours_in_tmp()]
+    home, kept = _home_kept(where)
+    argv = [*_bwrap_base(network)]
+    if home:  # an empty home, with only the folders commands run programs from
+        argv += ["--tmpfs", home]
+        for path in kept:
+            argv += ["--ro-bind", path, path]
+    argv += ["--bind", where, where, *_ours_in_tmp()]
     keep = read_only_inside(where)  # notebooks, our Python, .git/config (see protect.py)
     for path in keep:
         argv += ["--ro-bind", path, path]
@@ -439,11 +451,44 @@ def _bwrap_argv(where: str, network: bool) -> list[str]:
             continue  # the folder asked for is inside it: that choice wins
         if any(path.startswith(other.rstrip("/") + "/") for other in hidden):
             continue  # inside a folder hidden already (a kernel's file in the runtime folder)
+        if home and _inside(path, home) and not any(_inside(path, k) for k in [*kept, where]):
+            continue  # gone with the rest of the home folder
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]  # an empty folder in its place
         else:
             argv += ["--ro-bind", "/dev/null", path]  # an empty file in its place
+    if home:
+        argv += ["--remount-ro", home]  # last: the mount points above are made in it
     return [*argv, "--chdir", where, "--"]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _home_kept(where: str) -> tuple[str, list[str]]:
+    """The home folder to empty in the sandbox ("" for none) and what comes back into it,
+    read-only: each folder right under home that holds our Python, agentlab, or a PATH
+    entry (``~/.pyenv``, ``~/.local``, ``~/miniconda3``...). The rest of home (a CLI's
+    login token, a cache of keys, dotfiles) is out of sight. (Commands never run in a
+    folder that holds home; if one did, only ``_HOME_SECRETS`` would be hidden.)"""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if home == "/" or not os.path.isdir(home) or _inside(home, "/tmp") or _inside(home, where):
+        return "", []
+    import site
+
+    needed = [sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(_INIT)]
+    needed += [os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))]
+    needed += [*site.getsitepackages(), site.getuserbase()]
+    needed += os.environ.get("PATH", "").split(os.pathsep)
+    kept: set[str] = set()
+    for path in needed:
+        real = os.path.realpath(path) if path else ""
+        if real and real != home and _inside(real, home):
+            top = os.path.join(home, os.path.relpath(real, home).split(os.sep)[0])
+            if os.path.isdir(top):
+                kept.add(top)
+    return home, sorted(kept)
 
 
 @functools.cache
