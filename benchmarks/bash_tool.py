@@ -19,6 +19,9 @@
    two ordinary commands.
 3. Memory: peak Python allocations (tracemalloc) and the peak RSS increase
    while ``yes`` and ``cat /dev/urandom`` run into the output cap.
+4. The kernel's import guard (``agentlab.tools.protect``): a new import (a
+   fresh module file, found and loaded) with no folder guarded and with one,
+   interleaved; an import already done costs nothing either way.
 """
 
 from __future__ import annotations
@@ -170,8 +173,48 @@ def memory() -> None:
         )
 
 
+def import_guard(n: int) -> None:
+    import importlib
+    import os
+    import tempfile
+
+    from agentlab.tools import protect
+
+    source = tempfile.mkdtemp()
+    written = tempfile.mkdtemp()
+    sys.path.insert(0, source)
+    names = iter(range(10**9))
+
+    def new_import() -> Callable[[], object]:
+        """A module file written, ready to be imported for the first time."""
+        name = f"_agentlab_bench_{next(names)}"
+        with open(os.path.join(source, name + ".py"), "w") as f:
+            f.write("X = 1\n")
+        importlib.invalidate_caches()
+        return lambda: importlib.import_module(name)
+
+    off: list[float] = []
+    on: list[float] = []
+    try:
+        for _ in range(n):
+            protect._written.clear()
+            off.append(timed(new_import()))
+            protect.guard_imports(written)
+            on.append(timed(new_import()))
+    finally:
+        protect._written.clear()
+        sys.path.remove(source)
+        shutil.rmtree(source)
+        shutil.rmtree(written)
+    a, b = statistics.median(off) * 1e6, statistics.median(on) * 1e6
+    print(f"Import guard, {n} new imports each (median microseconds):")
+    print(f"  no folder guarded  {a:7.1f}")
+    print(f"  one folder guarded {b:7.1f}   ratio {b / a:.2f}")
+
+
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     overhead(n)
     sandbox_cost(max(n // 2, 20))
     memory()
+    import_guard(n)
