@@ -75,6 +75,8 @@ __all__ = [
     "schema_errors",
     "system_messages",
     "tool_calls",
+    "tools_needed",
+    "trailing_space",
     "validate",
 ]
 
@@ -850,6 +852,21 @@ WORDS: dict[str, tuple[str, str, str]] = {
         "The conversation must end with a user message.",
         "hint.prefill",
     ),
+    # The API's sentence as quoted in github.com/anthropics/anthropic-sdk-python/issues/494
+    # (2024-05-13); whether today's wording puts backticks around the block names is not
+    # known from public material.
+    "tools_needed": (
+        "tools_needed",
+        "Requests which include tool_use or tool_result blocks must define tools.",
+        "hint.tools_needed",
+    ),
+    # The API's sentence as quoted in github.com/tailcallhq/forgecode/issues/1872
+    # (2025-11-08), for a history that ends on an assistant text with a space or newline.
+    "trailing_space": (
+        "trailing_space",
+        "messages: final assistant content cannot end with trailing whitespace",
+        "hint.trailing_space",
+    ),
     # The tool definitions: pydantic's wording, as the API answers them.
     "tool_shape": ("tools", "tools.{i}: Input should be a valid dictionary", "hint.tools"),
     "tool_name": (
@@ -859,6 +876,26 @@ WORDS: dict[str, tuple[str, str, str]] = {
     ),
     "tool_schema": ("tools", "tools.{i}.custom.input_schema: Field required", "hint.tools"),
     "tool_twice": ("tools", "tools: Tool names must be unique.", "hint.tools"),
+    # As the API answered it in github.com/anthropics/claude-code/issues/7365 (2025-09-09).
+    "tool_schema_invalid": (
+        "tools",
+        "tools.{i}.custom.input_schema: JSON schema is invalid. It must match JSON Schema "
+        "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use "
+        "at https://docs.anthropic.com/en/docs/tool-use.",
+        "hint.tool_schema",
+    ),
+    # The SDK's InputSchema says `type: Literal["object"]`; the API's sentence for another
+    # type is not known from public material: this is pydantic's wording, inferred.
+    "tool_schema_type": (
+        "tools",
+        "tools.{i}.custom.input_schema.type: Input should be 'object'",
+        "hint.tool_schema",
+    ),
+    "tool_schema_untyped": (
+        "tools",
+        "tools.{i}.custom.input_schema.type: Field required",
+        "hint.tool_schema",
+    ),
     "unanswered": (
         "unanswered",
         "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
@@ -1133,12 +1170,60 @@ def check_tools(tools: Any) -> list[Problem]:
         name = tool.get("name")
         if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
             problems.append(_say("tool_name", i, kind=kind))
-        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
+        schema = tool.get("input_schema")
+        if kind == "custom" and not isinstance(schema, dict):
             problems.append(_say("tool_schema", i))
+        elif kind == "custom" and isinstance(schema, dict):
+            problems += _input_schema(i, schema)
         if name in names:
             problems.append(_say("tool_twice", i))
         names.add(str(name))
     return problems
+
+
+def _input_schema(i: int, schema: dict[str, Any]) -> list[Problem]:
+    """A custom tool's ``input_schema``: a JSON Schema of an object."""
+    if "type" not in schema:
+        return [_say("tool_schema_untyped", i)]
+    if schema["type"] != "object":
+        return [_say("tool_schema_type", i)]
+    return [] if _schema_ok(schema) else [_say("tool_schema_invalid", i)]
+
+
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+
+
+def _schema_ok(schema: Any, depth: int = 0) -> bool:
+    """Is ``schema`` a JSON Schema as far as the keywords students write go: each ``type``
+    a JSON type ("string", not "str"), ``properties`` and ``$defs`` maps of schemas,
+    ``items`` and the ``anyOf`` family schemas, ``required`` a list of names? (Not the
+    whole of draft 2020-12: importing a full validator costs over a second.)"""
+    if isinstance(schema, bool):
+        return True  # true and false are schemas too
+    if not isinstance(schema, Mapping) or depth > 64:
+        return False
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds):
+        return False
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        return False
+    for key in ("properties", "$defs", "definitions", "patternProperties"):
+        if key in schema and not (
+            isinstance(schema[key], Mapping)
+            and all(_schema_ok(v, depth + 1) for v in schema[key].values())
+        ):
+            return False
+    for key in ("items", "additionalProperties", "not", "contains", "if", "then", "else"):
+        if key in schema and not _schema_ok(schema[key], depth + 1):
+            return False
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if key in schema and not (
+            isinstance(schema[key], list) and all(_schema_ok(v, depth + 1) for v in schema[key])
+        ):
+            return False
+    return "enum" not in schema or isinstance(schema["enum"], list)
 
 
 def system_messages(messages: Sequence[Any], allowed: bool, since: int = 0) -> list[Problem]:
@@ -1170,6 +1255,30 @@ def prefill(i: int, last: Any) -> list[Problem]:
     return [_say("prefill", i)]
 
 
+def tools_needed(messages: Sequence[Any], tools: Any) -> list[Problem]:
+    """Looks for a ``tool_use`` or ``tool_result`` block in a request that defines no
+    tools: the API refuses one, even when this turn should call no tool (send the
+    tools with ``tool_choice={"type": "none"}`` for that)."""
+    if tools:
+        return []
+    for i, message in enumerate(messages):
+        if any(b.get("type") in ("tool_use", "tool_result") for b in _blocks(message)):
+            return [_say("tools_needed", i)]
+    return []
+
+
+def trailing_space(i: int, last: Any) -> list[Problem]:
+    """Looks at the last message: an assistant turn (a prefill) may not end on a text
+    that ends with whitespace."""
+    if role_of(last) != "assistant":
+        return []
+    found = _blocks(last)
+    end = found[-1].get("text") if found and found[-1].get("type") == "text" else None
+    if isinstance(end, str) and end != end.rstrip():
+        return [_say("trailing_space", i)]
+    return []
+
+
 def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None) -> list[Problem]:
     """Looks at every block of the request: more than four marked ``cache_control`` (tools,
     system and messages together): "A maximum of 4 blocks with cache_control may be provided.
@@ -1177,21 +1286,37 @@ def cache_points(messages: Sequence[Any], tools: Any = None, system: Any = None)
     github.com/griffinmartin/opencode-claude-auth/issues/121 (2026-04-03) and
     github.com/VicBilibily/GCMP/pull/83 (2026-02-16). The top-level ``cache_control``
     (automatic caching) is not counted here: whether it takes one of the four is not public."""
-    found = 0
+    marks: list[Any] = []  # each mark's cache_control, in the order the API reads them
     for block in [*(tools or []), *(system if isinstance(system, list) else [])]:
-        found += isinstance(block, Mapping) and "cache_control" in block
+        if isinstance(block, Mapping) and "cache_control" in block:
+            marks.append(block["cache_control"])
     for message in messages:
         for b in _blocks(message) if isinstance(message, Mapping) else []:
-            found += "cache_control" in b
+            if "cache_control" in b:
+                marks.append(b["cache_control"])
             inner = b.get("content") if b.get("type") == "tool_result" else None
             if isinstance(inner, list):  # a tool result's own blocks (not a string, not junk)
-                found += sum(isinstance(x, Mapping) and "cache_control" in x for x in inner)
-    if found <= MAX_CACHE_POINTS:
-        return []
-    text = (
-        f"A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
-    )
-    return [Problem(text, t("hint.cache_points"), None, "cache_points")]
+                marks += [x["cache_control"] for x in inner
+                          if isinstance(x, Mapping) and "cache_control" in x]  # fmt: skip
+    problems = []
+    if len(marks) > MAX_CACHE_POINTS:
+        text = (
+            f"A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. "
+            f"Found {len(marks)}."
+        )
+        problems.append(Problem(text, t("hint.cache_points"), None, "cache_points"))
+    # "Cache entries with longer TTL must appear before shorter TTLs" (prompt-caching docs,
+    # "Mixing different TTLs"); the API refuses the other order with a 400 (reported in
+    # github.com/cnighswonger/claude-code-cache-fix/releases/tag/v2.0.5, 2026-04-20), in
+    # words that are not public: this sentence is agentlab's.
+    ttls = [m.get("ttl", "5m") if isinstance(m, Mapping) else "5m" for m in marks]
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
+        text = (
+            "cache_control: a block with ttl '1h' comes after one with ttl '5m'; longer TTLs "
+            "must come first (agentlab's wording; the API's is not public)"
+        )
+        problems.append(Problem(text, t("hint.cache_ttl"), None, "cache_points"))
+    return problems
 
 
 # --------------------------------------------------------------------------

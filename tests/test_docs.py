@@ -65,9 +65,22 @@ HISTORIES = {
 }  # fmt: skip
 
 REQUESTS = {
-    "tool_name": {"tools": [{"name": "my tool", "input_schema": {}}]},
-    "tool_names": {"tools": [{"name": "t", "input_schema": {}}, {"name": "t", "input_schema": {}}]},
+    "tool_name": {"tools": [{"name": "my tool", "input_schema": {"type": "object"}}]},
+    "tool_names": {"tools": [{"name": "t", "input_schema": {"type": "object"}}] * 2},
     "input_schema": {"tools": [{"name": "t"}]},
+    "schema_type": {"tools": [{"name": "t", "input_schema": {}}]},
+    "schema_invalid": {
+        "tools": [
+            {
+                "name": "t",
+                "input_schema": {"type": "object", "properties": {"path": {"type": "str"}}},
+            }
+        ]
+    },
+    "tools_needed": {
+        "messages": [user("List"), assistant([tool_use("t1")]), user([tool_result("t1")])],
+        "thinking": {"type": "disabled"},
+    },
     "max_tokens": {"max_tokens": None},
 }
 

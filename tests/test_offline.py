@@ -81,7 +81,8 @@ def test_check_request_rules():
     assert check_request({**ok, "max_tokens": 0}) == [
         "max_tokens: Input should be greater than or equal to 1"
     ]
-    assert check_request({**ok, "tools": [{"name": "bad name!", "input_schema": {}}]}) == [
+    plain = {"type": "object"}
+    assert check_request({**ok, "tools": [{"name": "bad name!", "input_schema": plain}]}) == [
         "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
     ]
     assert check_request({**ok, "tools": [{"name": "x"}]}) == [
@@ -89,6 +90,55 @@ def test_check_request_rules():
     ]
     two = [{"name": "x", "input_schema": {"type": "object"}}] * 2
     assert check_request({**ok, "tools": two}) == ["tools: Tool names must be unique."]
+
+
+SCHEMAS = [
+    ({"type": "object"}, True),
+    ({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}, True),
+    ({"type": "object", "properties": {"n": {"type": ["integer", "null"]}}}, True),
+    ({"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "number"}}}}, True),
+    ({"type": "object", "properties": {"k": {"anyOf": [{"type": "string"}, True]}}}, True),
+    ({"type": "object", "$defs": {"p": {"type": "object"}}, "additionalProperties": False}, True),
+    ({"type": "object", "properties": {"path": {"type": "str"}}}, False),
+    ({"type": "object", "properties": {"n": {"type": "int"}}}, False),
+    ({"type": "object", "required": "path"}, False),
+    ({"type": "object", "properties": ["path"]}, False),
+    ({"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "list"}}}}, False),
+    ({"type": "object", "properties": {"k": {"anyOf": {"type": "string"}}}}, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "valid"), SCHEMAS)
+def test_a_tool_schema_is_checked_as_json_schema_and_agrees_with_a_full_validator(schema, valid):
+    # "tools.N.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft
+    # 2020-12 ..." as the API answered in github.com/anthropics/claude-code/issues/7365
+    # (2025-09-09). agentlab checks the keywords students write; jsonschema checks it all.
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        full = True
+    except jsonschema.SchemaError:
+        full = False
+    assert full is valid
+    ok = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "q"}]}
+    errors = check_request({**ok, "tools": [{"name": "t", "input_schema": schema}]})
+    assert errors == ([] if valid else [
+        "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft "
+        "2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at "
+        "https://docs.anthropic.com/en/docs/tool-use."])  # fmt: skip
+
+
+def test_a_tool_schema_must_be_of_an_object():
+    # The SDK's InputSchema: `type: Required[Literal["object"]]`. The API's sentences are
+    # not public; these are pydantic's (inferred), as the API's other field errors read.
+    ok = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "q"}]}
+    assert check_request({**ok, "tools": [{"name": "t", "input_schema": {}}]}) == [
+        "tools.0.custom.input_schema.type: Field required"
+    ]
+    assert check_request({**ok, "tools": [{"name": "t", "input_schema": {"type": "array"}}]}) == [
+        "tools.0.custom.input_schema.type: Input should be 'object'"
+    ]
 
 
 def test_scripted_client_records_requests_and_runs_out_clearly():

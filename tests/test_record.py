@@ -120,7 +120,9 @@ def test_match_by_request_serves_a_class_in_any_order(tmp_path):
     lookup = al.ReplayClient(path, match="request")
     with FakeMessagesServer(lookup.reply) as server:
         client = anthropic.Anthropic(api_key="x", base_url=server.url, max_retries=0)
-        third = client.messages.create(model=MODEL, max_tokens=9, messages=messages[:5])
+        third = client.messages.create(
+            model=MODEL, max_tokens=9, messages=messages[:5], tools=[note.definition]
+        )
         first = client.messages.create(model=MODEL, max_tokens=9, messages=messages[:1])
         with pytest.raises(anthropic.BadRequestError, match="No recorded request"):
             client.messages.create(

@@ -137,6 +137,57 @@ def test_a_streamed_refusal_carries_stop_details_in_message_delta_as_the_api_sen
     assert final.stop_details.recommended_model
 
 
+CALLED = [
+    {"role": "user", "content": "note 1"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "note",
+                                       "input": {"x": 1}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                  "content": "noted 1"}]},
+]  # fmt: skip
+NOTE = {"name": "note", "input_schema": {"type": "object"}}
+
+
+@pytest.mark.parametrize("tools", [None, []])
+def test_a_history_with_tool_blocks_and_no_tools_is_a_400_for_create_and_count(tools):
+    # "Requests which include tool_use or tool_result blocks must define tools." as the
+    # API answered it in github.com/anthropics/anthropic-sdk-python/issues/494 (2024-05-13);
+    # whether today's text puts backticks around the names is not known from public material.
+    extra = {} if tools is None else {"tools": tools}
+    with FakeMessagesServer([[text("done")]]) as server:
+        client = sdk(server)
+        for call in (client.messages.create, client.messages.count_tokens):
+            fields = {"max_tokens": 50} if call == client.messages.create else {}
+            with pytest.raises(anthropic.BadRequestError) as caught:
+                call(model=MODEL, messages=CALLED, **fields, **extra)
+            assert caught.value.body["error"]["message"] == (
+                "Requests which include tool_use or tool_result blocks must define tools."
+            )
+        # The way to let the model call nothing this turn: keep the tools, choose none.
+        reply = client.messages.create(
+            model=MODEL, max_tokens=50, messages=CALLED, tools=[NOTE], tool_choice={"type": "none"}
+        )
+    assert reply.content[0].text == "done"
+
+
+@pytest.mark.parametrize("end", [" ", "\n", "\t "])
+def test_a_prefill_that_ends_in_whitespace_is_a_400_on_a_model_that_takes_prefill(end):
+    # "messages: final assistant content cannot end with trailing whitespace", as the API
+    # answered it in github.com/tailcallhq/forgecode/issues/1872 (2025-11-08).
+    started = [*HI, {"role": "assistant", "content": "The answer is" + end}]
+    blocks = [*HI, {"role": "assistant", "content": [{"type": "text", "text": "Sure:" + end}]}]
+    with FakeMessagesServer([[text(" 42")]]) as server:
+        client = sdk(server)
+        for history in (started, blocks):
+            with pytest.raises(anthropic.BadRequestError) as caught:
+                client.messages.create(model="claude-haiku-4-5", max_tokens=50, messages=history)
+            assert caught.value.body["error"]["message"] == (
+                "messages: final assistant content cannot end with trailing whitespace"
+            )
+        started[-1]["content"] = "The answer is"
+        reply = client.messages.create(model="claude-haiku-4-5", max_tokens=50, messages=started)
+    assert reply.content[0].text == " 42"
+
+
 def test_a_broken_history_gets_a_400_in_the_api_shape_with_the_offline_wording():
     broken = [
         {"role": "user", "content": "go"},
@@ -262,6 +313,35 @@ def test_prompt_caching_marks_each_request_keeps_tools_stable_and_shows_cache_re
     assert al.validate(loop.messages) == []
 
 
+def test_cache_writes_are_split_by_ttl_and_a_1h_mark_after_a_5m_one_is_refused():
+    # usage.cache_creation holds ephemeral_5m_input_tokens and ephemeral_1h_input_tokens
+    # (the SDK's CacheCreation type); "Cache entries with longer TTL must appear before
+    # shorter TTLs" (prompt-caching docs, "Mixing different TTLs", read 2026-12-03).
+    def system(first: str, second: str) -> list[dict]:
+        return [
+            {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral", "ttl": first}},
+            {"type": "text", "text": LONG_SYSTEM + "!", "cache_control": {"type": "ephemeral", "ttl": second}},
+        ]  # fmt: skip
+
+    with FakeMessagesServer(["one", "two"]) as server:
+        client = sdk(server)
+        plain = client.messages.create(model=MODEL, max_tokens=9, messages=HI)
+        mixed = client.messages.create(
+            model=MODEL, max_tokens=9, messages=HI, system=system("1h", "5m")
+        )
+        with pytest.raises(anthropic.BadRequestError, match="longer TTLs must come first"):
+            client.messages.create(
+                model=MODEL, max_tokens=9, messages=HI, system=system("5m", "1h")
+            )
+    assert plain.usage.cache_creation is not None
+    assert plain.usage.cache_creation.ephemeral_5m_input_tokens == 0
+    written = mixed.usage.cache_creation
+    assert written.ephemeral_1h_input_tokens > 0 and written.ephemeral_5m_input_tokens > 0
+    assert mixed.usage.cache_creation_input_tokens == (
+        written.ephemeral_1h_input_tokens + written.ephemeral_5m_input_tokens
+    )
+
+
 def test_without_caching_there_is_no_cache_control_and_no_cache_read():
     with FakeMessagesServer([[tool_use("note", {"x": 1})], "done"]) as server:
         loop = al.AgentLoop(sdk(server), "note", tools=[note], model=MODEL)
@@ -348,6 +428,90 @@ def test_max_tokens_cuts_a_stream_and_the_loop_does_not_run_the_cut_call():
     assert [b.type for b in final.content] == ["text", "tool_use"]
     assert final.content[1].input in ({}, {"x": 1})  # what fitted of the input, never run
     assert runs == []
+
+
+def test_a_command_cut_by_max_tokens_never_arrives_as_a_shorter_command_that_parses():
+    # A cut call's JSON does not close. The SDK reads partial JSON with jiter's
+    # partial_mode=True (anthropic/lib/streaming/_messages.py, 2.16), which leaves a cut
+    # string out; the plain reply's input is read the same way, and a client that
+    # parses the streamed JSON strictly gets an error rather than "rm -rf /".
+    call = tool_use("bash", {"command": "rm -rf /tmp/agentlab-scratch", "why": "clean"})
+    with FakeMessagesServer([[call]] * 3) as server:
+        client = sdk(server)
+        ask = {"model": MODEL, "max_tokens": 5, "messages": HI, "tools": [al.bash.definition]}
+        plain = client.messages.create(**ask)
+        events = list(client.messages.create(**ask, stream=True))
+        with client.messages.stream(**ask) as stream:
+            final = stream.get_final_message()
+    sent = "".join(e.delta.partial_json for e in events if e.type == "content_block_delta")
+    assert plain.stop_reason == final.stop_reason == "max_tokens"
+    assert plain.content[0].input == final.content[0].input == {}
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(sent)
+    assert "rm -rf /" not in json.dumps(plain.model_dump())
+
+
+def test_a_thinking_block_cut_by_max_tokens_can_be_sent_back_unchanged():
+    # What the API signs when max_tokens cuts a thinking block is not in its docs; the
+    # emulator signs the part it sent, so the loop's next request is not refused.
+    thinking = {"type": "adaptive", "display": "summarized"}
+    ask = [{"role": "user", "content": "How many Python files are here?"}]
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        for streamed in (False, True):
+            fields = {"model": MODEL, "tools": [al.bash.definition], "thinking": thinking}
+            if streamed:
+                with client.messages.stream(max_tokens=5, messages=ask, **fields) as stream:
+                    cut = stream.get_final_message()
+            else:
+                cut = client.messages.create(max_tokens=5, messages=ask, **fields)
+            assert cut.stop_reason == "max_tokens" and [b.type for b in cut.content] == ["thinking"]
+            assert 0 < len(cut.content[0].thinking) <= 20 and cut.content[0].signature
+            again = [*ask, {"role": "assistant", "content": cut.content},
+                     {"role": "user", "content": "Go on."}]  # fmt: skip
+            assert client.messages.create(max_tokens=2000, messages=again, **fields).content
+            again[1] = {"role": "assistant", "content": [
+                {**cut.content[0].model_dump(), "thinking": cut.content[0].thinking + "!"}]}  # fmt: skip
+            with pytest.raises(anthropic.BadRequestError, match="signature"):
+                client.messages.create(max_tokens=2000, messages=again, **fields)
+
+
+STRICT = {
+    "type": "object",
+    "properties": {
+        "files": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 5},
+        "count": {"type": "integer", "minimum": 10, "maximum": 20},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2}$"},
+        "when": {"type": "string", "format": "date-time"},
+        "mail": {"type": "string", "format": "email"},
+        "short": {"type": "string", "minLength": 2, "maxLength": 5},
+        "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    },
+    "required": ["files", "count", "code", "when", "mail", "short", "ratio"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("task", ["Tell me a joke", "How many Python files are here?"])
+def test_the_demos_structured_output_fits_a_schema_with_lengths_bounds_formats_and_a_pattern(
+    task, tmp_path, monkeypatch
+):
+    # With output_config.format the reply's text is JSON that fits the schema
+    # (platform.claude.com/docs/en/build-with-claude/structured-outputs, read 2026-12-01).
+    # Whether the API takes each of these keywords is not all public; the demo fits them.
+    import jsonschema
+
+    fits = jsonschema.Draft202012Validator(STRICT, format_checker=jsonschema.FormatChecker())
+    (tmp_path / "a.py").write_text("print(1)\n")
+    monkeypatch.chdir(tmp_path)
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        result = al.agent_loop(
+            [{"role": "user", "content": task}], client, tools=[al.bash], model=MODEL,
+            output_config={"format": {"type": "json_schema", "schema": STRICT}},
+        )  # fmt: skip
+    assert result.stop_reason == "end_turn"
+    fits.validate(json.loads(result.text))
 
 
 def test_a_request_for_an_unknown_model_is_accepted_with_any_model():

@@ -14,8 +14,10 @@ reports them:
    thinking types, forced ``tool_choice``, sampling parameters);
 2. the history (``system_messages`` for this model, then ``validate``, or
    ``check_at`` on the messages not seen before; ``prefill`` unless the final
-   turn is a ``pause_turn`` reply this caller gave out), the tool definitions
-   (``check_tools``) and the ``cache_control`` marks (``cache_points``);
+   turn is a ``pause_turn`` reply this caller gave out; ``trailing_space`` for a
+   final assistant text), the tool definitions (``check_tools``), tool blocks
+   in a request without tools (``tools_needed``) and the ``cache_control``
+   marks (``cache_points``);
 3. the thinking blocks, against the signatures the emulator wrote
    (``agentlab.fakeapi.thinking.check``).
 
@@ -42,6 +44,8 @@ from agentlab.rules import (
     known_fields,
     prefill,
     system_messages,
+    tools_needed,
+    trailing_space,
     validate,
 )
 
@@ -55,7 +59,7 @@ __all__ = [
     "known_fields",
 ]
 
-# What the installed SDK (anthropic 2.14) sends as `anthropic-version`
+# What the installed SDK (anthropic 2.16) sends as `anthropic-version`
 # (anthropic/_constants.py, ANTHROPIC_API_VERSION). The offline clients have no
 # headers, so their requests are checked as if they came with this one.
 SDK_API_VERSION = "2026-10-21"
@@ -110,6 +114,8 @@ def check_request(
         errors += _history(messages, info, seen, bool(params.get("thread")), paused)
     errors += [str(p) for p in check_tools(params.get("tools"))]
     tools, system = params.get("tools"), params.get("system")
+    if isinstance(messages, list) and not errors:
+        errors += [str(p) for p in tools_needed(messages, tools)]
     marked = [b for b in [*(tools or []), *(system if isinstance(system, list) else [])]
               if isinstance(b, Mapping) and "cache_control" in b]  # fmt: skip
     if marked and isinstance(messages, list):  # with the messages' own, at most four in all
@@ -159,6 +165,8 @@ def _history(
         errors = [str(p) for p in validate(as_dict(messages)) if p.rule != "thinking_prefix"]
     if not errors and _prefill(messages[-1], info, paused):
         errors += [str(p) for p in prefill(len(messages) - 1, messages[-1])]
+    if not errors and messages:
+        errors += [str(p) for p in trailing_space(len(messages) - 1, messages[-1])]
     return errors
 
 

@@ -6,8 +6,9 @@ Sources: Anthropic docs, "Handling stop reasons"
 "Tool use" (tool_choice), checked 2026-11-30. A reply cut off by
 ``max_tokens`` keeps what fitted and says ``stop_reason: "max_tokens"``; a
 ``tool_use`` block cut off in its input is kept with the input parsed from the
-part that fitted, which is what the SDK's stream parser makes of the partial
-JSON, so a cut-off call looks whole: never run it.
+part that fitted, as the SDK's stream parser reads partial JSON (jiter's
+``partial_mode=True``: a string cut in the middle is left out, so no half
+command appears), so a cut-off call can look whole: never run it.
 """
 
 from __future__ import annotations
@@ -40,13 +41,15 @@ def _cut(block: dict[str, Any], chars: int) -> dict[str, Any]:
     if kind == "text":
         return {**block, "text": block["text"][:chars]}
     if kind == "thinking":
-        return {**block, "thinking": block["thinking"][:chars]}
+        # Signed again for the part kept, so the cut block can be sent back. (What the
+        # API signs when max_tokens cuts a thinking block is not in its docs.)
+        return {**block, "thinking": block["thinking"][:chars], "signature": ""}
     if kind == "tool_use":
         import jiter  # the SDK's own partial-JSON parser (an anthropic dependency)
 
         raw = json.dumps(block.get("input") or {}, ensure_ascii=False)[:chars]
         try:
-            partial = jiter.from_json(raw.encode(), partial_mode="trailing-strings") if raw else {}
+            partial = jiter.from_json(raw.encode(), partial_mode=True) if raw else {}
         except ValueError:
             partial = {}
         return {**block, "input": partial if isinstance(partial, dict) else {}}
@@ -165,7 +168,7 @@ def unfit(data: Mapping[str, Any], body: Mapping[str, Any], n: int) -> str | Non
         value = json.loads(text)
     except ValueError:
         return f"scripted reply {n}: the request asks for JSON (output_config.format), but the reply's text is not JSON: {text[:80]!r}"
-    import jsonschema  # type: ignore[import-untyped]  # installed with nbformat, which agentlab needs
+    import jsonschema  # type: ignore[import-untyped]
 
     try:
         jsonschema.validate(value, schema)

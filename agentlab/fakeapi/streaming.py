@@ -11,7 +11,10 @@ come at any time. (platform.claude.com/docs/en/build-with-claude/streaming,
 The offline clients and the local server (``agentlab serve``) both send a
 reply this way, so the SDK's own streaming code rebuilds it on the other side.
 How a real reply is cut into pieces is not documented; here text goes word by
-word and a tool's input in pieces of 16 characters of JSON.
+word and a tool's input in pieces of 16 characters of JSON. A tool call that
+``max_tokens`` cut off (the last block of a ``max_tokens`` reply) streams its
+JSON without the closing brace, as a cut call's JSON never closes: a client
+that parses the whole of it strictly gets an error, not a different command.
 """
 
 from __future__ import annotations
@@ -26,14 +29,15 @@ __all__ = ["events", "sse"]
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
-def _pieces(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A block as it starts (empty) and the deltas that fill it."""
+def _pieces(block: dict[str, Any], cut: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A block as it starts (empty) and the deltas that fill it (``cut``: max_tokens cut it)."""
     kind = block.get("type")
     if kind == "text":
         deltas = [{"type": "text_delta", "text": w} for w in _WORDS.findall(block["text"])]
         return {"type": "text", "text": ""}, deltas
     if kind == "tool_use":
         raw = json.dumps(block.get("input") or {}, ensure_ascii=False)
+        raw = raw[:-1] if cut else raw
         deltas = [
             {"type": "input_json_delta", "partial_json": raw[k : k + 16]}
             for k in range(0, len(raw), 16)
@@ -60,7 +64,8 @@ def events(message: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     start["usage"] = {**usage, "output_tokens": 1}
     yield "message_start", {"type": "message_start", "message": start}
     for i, block in enumerate(blocks):
-        first, deltas = _pieces(block)
+        cut = ending["stop_reason"] == "max_tokens" and i == len(blocks) - 1
+        first, deltas = _pieces(block, cut)
         yield (
             "content_block_start",
             {"type": "content_block_start", "index": i, "content_block": first},

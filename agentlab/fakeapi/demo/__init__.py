@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -416,15 +417,65 @@ def fill(schema: Any, text: str, cmd: str = "", name: str = "", root: Any = None
         values = [fill(item, x, cmd, name, root) for x in lines[:20]] or [
             fill(item, text, cmd, name, root)
         ]
-        return values[: max(len(values), int(schema.get("minItems") or 0))]
-    if kind == "integer":
-        return int(float(numbers[0])) if numbers else int(schema.get("minimum", 0))
-    if kind == "number":
-        return float(numbers[0]) if numbers else float(schema.get("minimum", 0))
+        values += values[-1:] * (int(schema.get("minItems") or 0) - len(values))
+        most = schema.get("maxItems")
+        return values[: int(most)] if isinstance(most, int) else values
+    if kind in ("integer", "number"):
+        return _bounded(schema, float(numbers[0]) if numbers else 0.0, kind == "integer")
     if kind == "boolean":
         return True
     if kind == "null":
         return None
     if cmd and any(w in name.lower() for w in ("command", "cmd")):
-        return cmd
-    return text
+        return _string(schema, cmd)
+    return _string(schema, text)
+
+
+# A value of each string format the structured-outputs docs list (and the SDK's
+# transform_schema keeps: anthropic/lib/_parse/_transform.py, SupportedStringFormats).
+_FORMATS = {
+    "date": "2026-12-01", "time": "12:00:00Z", "date-time": "2026-12-01T12:00:00Z",
+    "duration": "PT1M", "email": "demo@example.com", "hostname": "example.com",
+    "uri": "https://example.com/", "ipv4": "192.0.2.1", "ipv6": "2001:db8::1",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+}  # fmt: skip
+
+
+def _string(schema: Mapping[str, Any], text: str) -> str:
+    """``text`` as a string the schema takes: its format, its pattern, its lengths."""
+    value = _FORMATS.get(str(schema.get("format")), text)
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            if not re.search(pattern, value):
+                import rstr  # a string made to match a regex
+
+                value = next(
+                    (
+                        w
+                        for w in [*text.split(), *re.findall(r"\d+", text)]
+                        if re.search(pattern, w)
+                    ),
+                    None,
+                ) or rstr.xeger(pattern)
+        except (re.error, ValueError, OverflowError):
+            pass  # a pattern Python cannot read: the API's regex is not Python's
+    least, most = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(least, int) and len(value) < least:
+        value += "." * (least - len(value))
+    return value[:most] if isinstance(most, int) else value
+
+
+def _bounded(schema: Mapping[str, Any], number: float, integer: bool) -> int | float:
+    """``number`` moved inside the schema's bounds (and to a multiple of ``multipleOf``)."""
+    step = 1 if integer else 0.5
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if isinstance(low, (int, float)):
+        number = max(number, low + (step if "minimum" not in schema else 0))
+    if isinstance(high, (int, float)):
+        number = min(number, high - (step if "maximum" not in schema else 0))
+    multiple = schema.get("multipleOf")
+    if isinstance(multiple, (int, float)) and multiple > 0:
+        number = math.ceil(number / multiple) * multiple
+    return int(number) if integer else float(number)

@@ -43,6 +43,10 @@ def tokens(data: Any) -> int:
     return max(1, len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) // 4)
 
 
+def _by_ttl(five: int, hour: int) -> dict[str, int]:
+    return {"ephemeral_5m_input_tokens": five, "ephemeral_1h_input_tokens": hour}
+
+
 def _plain(block: Any) -> tuple[Any, dict[str, Any] | None]:
     """The block without its ``cache_control``, and that ``cache_control``."""
     if isinstance(block, dict) and "cache_control" in block:
@@ -96,14 +100,15 @@ class PromptCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def usage(self, body: dict[str, Any], min_tokens: int) -> dict[str, int]:
-        """The three input counts of this request; reads and writes the cache."""
+    def usage(self, body: dict[str, Any], min_tokens: int) -> dict[str, Any]:
+        """The input counts of this request, with ``cache_creation`` (what was written,
+        by TTL, as the API's usage object has it); reads and writes the cache."""
         rows = blocks_of(body)
         sizes = [tokens(b) for b, _ in rows]
         total = max(1, sum(sizes))
         marks = [i for i, (_, mark) in enumerate(rows) if mark]
         plain = {"input_tokens": total, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}  # fmt: skip
+                 "cache_read_input_tokens": 0, "cache_creation": _by_ttl(0, 0)}  # fmt: skip
         if not marks:
             return plain
         cum, digests = [], []
@@ -132,10 +137,19 @@ class PromptCache:
                 if cum[bp] >= min_tokens:
                     self._refresh(digests[bp], rows[bp][1], now)
         written = cum[last] - read
+        by_ttl, done = {"5m": 0, "1h": 0}, read  # each breakpoint's new part, at its TTL
+        for bp in marks:
+            if cum[bp] > done:
+                mark = rows[bp][1]
+                by_ttl["1h" if isinstance(mark, dict) and mark.get("ttl") == "1h" else "5m"] += (
+                    cum[bp] - done
+                )
+                done = cum[bp]
         return {
             "input_tokens": total - cum[last],
             "cache_creation_input_tokens": written,
             "cache_read_input_tokens": read,
+            "cache_creation": _by_ttl(by_ttl["5m"], by_ttl["1h"]),
         }
 
     def _refresh(self, digest: str, mark: Any, now: float) -> None:

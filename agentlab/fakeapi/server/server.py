@@ -333,7 +333,7 @@ class FakeMessagesServer:
         bearer = headers.get("authorization", "").removeprefix("Bearer ").strip()
         return self._api_key in (headers.get("x-api-key"), bearer)
 
-    def _usage(self, body: dict[str, Any]) -> dict[str, int]:
+    def _usage(self, body: dict[str, Any]) -> dict[str, Any]:
         info = model_table.get(body.get("model"))
         return self.cache.usage(body, info.min_cache_tokens if info else 1024)
 
@@ -391,6 +391,8 @@ class FakeMessagesServer:
             data["id"] = new_id("msg_")
         data["usage"] = {**data["usage"], **self._usage(body)}
         data = controls.apply(data, body)
+        if any(b.get("type") == "thinking" and b.get("signature") == "" for b in data["content"]):
+            data["content"] = thinking.bind(data["content"], body)  # a block max_tokens cut
         # A stop reason this SDK does not know yet is kept as it came (as make_message does).
         built = type(message).model_validate({**data, "stop_reason": "end_turn"})
         built.stop_reason = data["stop_reason"]
