@@ -55,7 +55,7 @@ def test_a_stream_is_the_apis_event_sequence():
         raw = httpx2.post(
             server.url + "/v1/messages",
             json={"model": MODEL, "max_tokens": 9, "messages": HI, "stream": True},
-            headers={"anthropic-version": "2023-06-01"},
+            headers={"anthropic-version": "2023-06-01", "x-api-key": "k"},
         )
     kinds = [e.type for e in events]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
@@ -67,6 +67,25 @@ def test_a_stream_is_the_apis_event_sequence():
     assert "event: ping" in raw.text  # the SDK skips pings; the server sends one like the API
 
 
+def test_a_request_without_a_key_is_a_401_and_any_key_is_taken():
+    # {"type": "authentication_error", "message": "x-api-key header is required"}: the
+    # API's answer to a request with no key, as public reports of 2024-2026 quote it
+    # (not on a docs page). A bearer token (Claude Code's ANTHROPIC_AUTH_TOKEN) counts.
+    body = {"model": MODEL, "max_tokens": 9, "messages": HI}
+    version = {"anthropic-version": "2023-06-01"}
+    with FakeMessagesServer(["a", "b"]) as server:
+        none = httpx2.post(server.url + "/v1/messages", json=body, headers=version)
+        key = httpx2.post(
+            server.url + "/v1/messages", json=body, headers={**version, "x-api-key": "x"}
+        )
+        bearer = httpx2.post(server.url + "/v1/messages", json=body,
+                             headers={**version, "authorization": "Bearer t"})  # fmt: skip
+    assert none.status_code == 401
+    assert none.json()["error"] == {"type": "authentication_error",
+                                    "message": "x-api-key header is required"}  # fmt: skip
+    assert key.status_code == bearer.status_code == 200
+
+
 def test_a_plain_json_reply_carries_stop_sequence_null_as_the_api_does():
     # The Messages API reference's example response (platform.claude.com/docs/en/api/
     # messages) has "stop_sequence": null when no stop sequence fired; recalled, not
@@ -76,7 +95,7 @@ def test_a_plain_json_reply_carries_stop_sequence_null_as_the_api_does():
         raw = httpx2.post(
             server.url + "/v1/messages",
             json={"model": MODEL, "max_tokens": 9, "messages": HI},
-            headers={"anthropic-version": "2023-06-01"},
+            headers={"anthropic-version": "2023-06-01", "x-api-key": "k"},
         )
     body = raw.json()
     assert body["stop_reason"] == "end_turn"
@@ -92,7 +111,7 @@ def test_a_model_that_is_not_a_string_is_a_400_not_a_crash(model):
         raw = httpx2.post(
             server.url + "/v1/messages",
             json={"model": model, "max_tokens": 9, "messages": HI},
-            headers={"anthropic-version": "2023-06-01"},
+            headers={"anthropic-version": "2023-06-01", "x-api-key": "k"},
         )
     assert raw.status_code == 400
     assert raw.json()["error"]["message"] == "model: Input should be a valid string"
@@ -599,7 +618,7 @@ def test_without_a_breakpoint_nothing_is_cached_even_if_the_prefix_was():
 # HTTP: framing, limits, slow and idle clients
 # ---------------------------------------------------------------------------
 
-HEAD = "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2026-10-21\r\n"
+HEAD = "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2026-10-21\r\nx-api-key: k\r\n"
 BODY = json.dumps({"model": MODEL, "max_tokens": 10, "messages": HI}).encode()
 
 

@@ -147,9 +147,12 @@ def make_message(
     # The prompt-cache counts are in every usage, 0 when nothing was cached, as
     # agentlab's server sends them (tests/test_dropin.py compares the two).
     usage = {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
+    none = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
     data.setdefault(
-        "usage", {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    )
+        "usage",
+        {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+         "cache_creation": none},
+    )  # fmt: skip
     data.update(fields)
     reason = data["stop_reason"]
     known = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal")

@@ -174,7 +174,11 @@ def test_the_offline_checks_say_the_same_without_http(case: Case):
 
 
 def test_a_reply_can_be_continued_only_once():
-    beta = {"anthropic-beta": "message-threads-2026-08-12", "anthropic-version": STRICT}
+    beta = {
+        "anthropic-beta": "message-threads-2026-08-12",
+        "anthropic-version": STRICT,
+        "x-api-key": "x",
+    }
     with FakeMessagesServer(["one", "two", "three"]) as server:
         first = httpx2.post(server.url + "/v1/messages", headers=beta, json={
             "model": SONNET, "max_tokens": 50, "messages": [{"role": "user", "content": "a"}],
