@@ -1085,8 +1085,8 @@ def test_a_sandbox_bwrap_cannot_set_up_says_why(
     (tmp_path / "t").mkdir()
     real = bash_module._bwrap_argv
 
-    def refused(where: str, network: bool) -> list[str]:
-        argv = real(where, network)
+    def refused(where: str, network: bool, keep: list[str] | None = None) -> list[str]:
+        argv = real(where, network, keep)
         i = argv.index("--chdir")
         return [*argv[:i], *(m.format(t=tmp_path / "t") for m in mount), *argv[i:]]
 

@@ -429,8 +429,9 @@ def _secret_places() -> list[str]:
     return [path for path in paths if path]
 
 
-def _bwrap_argv(where: str, network: bool) -> list[str]:
-    """The bwrap command line for a sandbox where ``where`` is writable and secrets are hidden."""
+def _bwrap_argv(where: str, network: bool, keep: list[str] | None = None) -> list[str]:
+    """The bwrap command line for a sandbox where ``where`` is writable and secrets are
+    hidden (``keep``: what stays read-only inside it, ``read_only_inside`` by default)."""
     where = os.path.realpath(where)
     home, kept = _home_kept(where)
     argv = [*_bwrap_base(network)]
@@ -439,12 +440,9 @@ def _bwrap_argv(where: str, network: bool) -> list[str]:
         for path in kept:
             argv += ["--ro-bind", path, path]
     argv += ["--bind", where, where, *_ours_in_tmp()]
-    keep = read_only_inside(where)  # notebooks, our Python, .git/config (see protect.py)
+    keep = read_only_inside(where) if keep is None else keep  # notebooks, our Python...
     for path in keep:
         argv += ["--ro-bind", path, path]
-    if keep == [where] and not _frozen.get(where):
-        print(t("bash.read_only", folder=where), file=sys.stderr)  # once per folder
-    _frozen[where] = keep == [where]
     hidden = hidden_paths()
     for path in hidden:
         if where == path or where.startswith(path.rstrip("/") + "/"):
@@ -725,7 +723,12 @@ def _sandbox_for(where: str, network: bool) -> _Sandbox:
         if box is None or not box.alive():
             if box is not None:
                 box.close(now=True)
-            box = _Sandbox(_bwrap_argv(where, network), _scratch(where))
+            real = os.path.realpath(where)
+            keep = read_only_inside(real)  # notebooks, our Python, .git/config (protect.py)
+            if keep == [real] and not _frozen.get(real):
+                print(t("bash.read_only", folder=real), file=sys.stderr)  # once per folder
+            _frozen[real] = keep == [real]
+            box = _Sandbox(_bwrap_argv(real, network, keep), _scratch(where))
         _sandboxes[tuple(key)] = box  # the newest last
         old = [_sandboxes.pop(k) for k in list(_sandboxes)[:-MAX_SANDBOXES]]
     for other in old:
