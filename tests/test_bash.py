@@ -1222,6 +1222,54 @@ def test_inside_a_writable_folder_what_runs_later_stays_read_only(
     assert not (project / ".venv" / "lib" / "evil.pth").exists()
     assert (project / ".git" / "config").read_text() == "[core]\n"
     assert list((project / ".git" / "hooks").iterdir()) == []
+    assert not list((project / ".git").glob("*.lock"))  # the whole .git is read-only
+
+
+@sandbox_only
+def test_a_folder_above_a_read_only_one_cannot_be_renamed_and_made_again(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    # Attacker trial: `mv .git .git-orig; mkdir .git; cp -a .git-orig/. .git/` and a new
+    # config with core.fsmonitor; or a notebook's folder two levels down (course/week1)
+    # renamed with its parent and rebuilt holding an ipykernel_launcher.py. A read-only
+    # mount moves with the folder it is in; a mount point cannot be renamed (EBUSY).
+    project = tmp_path / "project"
+    for folder in ("course/week1", ".git/hooks", "lib", ".git/modules/lib"):
+        (project / folder).mkdir(parents=True)
+    (project / "course" / "week1" / "l.ipynb").write_text("{}")
+    (project / ".git" / "config").write_text("[core]\n")
+    (project / ".git" / "modules" / "lib" / "config").write_text("[core]\n")
+    (project / "lib" / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    command = (
+        "mv .git .git-orig; mv course course-orig; mv course/week1 course/w; "
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/modules/lib/config; "
+        "echo 'gitdir: /tmp/x' > lib/.git; touch course/made; echo end"
+    )
+    result = run_bash(command, cwd=project)
+    assert result.output.count("Device or resource busy") == 3, result.output
+    assert result.output.count("Read-only file system") == 2, result.output
+    assert (project / "course" / "made").exists()  # the folders on the way stay writable
+    assert (project / ".git" / "config").exists() and (project / "course" / "week1").is_dir()
+    assert (project / ".git" / "modules" / "lib" / "config").read_text() == "[core]\n"
+    assert (project / "lib" / ".git").read_text() == "gitdir: ../.git/modules/lib\n"
+
+
+@sandbox_only
+def test_a_folder_with_more_folders_than_are_looked_at_is_read_only_whole(
+    tmp_path: Path, sandboxed: None
+) -> None:
+    # Attacker trial: 2,000 folders made, then the sandbox thrown away: the next scan
+    # stopped at 300 folders and no longer saw the notebook's folder.
+    from agentlab.tools import protect
+
+    for i in range(protect.MAX_SCAN + 5):
+        (tmp_path / f"d{i:04d}").mkdir()
+    (tmp_path / "zz" / "nb").mkdir(parents=True)
+    (tmp_path / "zz" / "nb" / "l.ipynb").write_text("{}")
+    assert protect.read_only_inside(str(tmp_path)) == [str(tmp_path.resolve())]
+    result = run_bash("touch zz/nb/ipykernel_launcher.py", cwd=tmp_path)
+    assert "Read-only file system" in result.output
+    assert not (tmp_path / "zz" / "nb" / "ipykernel_launcher.py").exists()
 
 
 @pytest.mark.parametrize("where", ["home", "root"])

@@ -22,8 +22,10 @@ environment:
   ``core.fsmonitor`` runs at your next ``git status``. ``read_only_inside``
   names what the sandbox keeps read-only inside the folder it may write:
   every folder holding a notebook (``*.ipynb``; the folder itself, if it
-  holds one), this Python's installation, agentlab's own files and the
-  ``.git/config`` and ``.git/hooks`` of a repository there.
+  holds one, or if it holds more folders than are looked at), this Python's
+  installation, agentlab's own files and the whole ``.git`` of a repository
+  there (a submodule's config runs code too); the folders on the way to
+  each are mount points, so none can be renamed and made again (``pinned``).
 
 Without the sandbox (macOS, Windows, no bubblewrap) only the first holds: a
 command can write anywhere you can.
@@ -41,7 +43,7 @@ from collections.abc import Sequence
 from types import FrameType, ModuleType
 from typing import Any
 
-__all__ = ["guard_imports", "read_only_inside"]
+__all__ = ["guard_imports", "pinned", "read_only_inside"]
 
 _written: list[str] = []  # real paths, each ending in "/"
 
@@ -134,18 +136,52 @@ MAX_SCAN = 300  # folders looked at for notebooks and repositories, at most
 
 def read_only_inside(folder: str) -> list[str]:
     """What the sandbox keeps read-only inside ``folder``, whose commands may write it:
-    real paths that exist (``folder`` itself first if it holds a notebook)."""
+    real paths that exist (``[folder]`` when it holds a notebook, or when it holds more
+    folders than are looked at: then what is in the rest is not known)."""
     top = os.path.realpath(folder)
     keep = [p.rstrip("/") for p in _ours() if (p.rstrip("/") + "/").startswith(top + "/")]
-    for here, dirs, files in _walk(top, depth=2):
+    for walked, (here, dirs, files) in enumerate(_walk(top, depth=2), 1):
+        if walked >= MAX_SCAN:
+            return [top]  # too many folders to look at: none of it is written
         if any(name.endswith(".ipynb") for name in files):
             keep.append(here)
-        if ".git" in dirs:
-            keep += [os.path.join(here, ".git", n) for n in ("config", "hooks")]
-    found = [p for p in keep if os.path.lexists(p)]
+        if ".git" in dirs or ".git" in files:  # a repository, a worktree or a submodule
+            keep.append(os.path.join(here, ".git"))
+            keep += _git_dir(os.path.join(here, ".git"))
+    found = [p for p in keep if os.path.lexists(p) and _inside(p + "/", [top + "/"])]
     if top in found:
         return [top]
     return sorted(set(found))
+
+
+def pinned(folder: str, keep: Sequence[str]) -> list[str]:
+    """The folders between ``folder`` and each path of ``keep``, shallowest first. The
+    sandbox mounts each on itself (still writable), because a folder that holds a
+    read-only mount could be renamed and made again with other files in it, while a
+    mount point cannot be renamed (rename(2): EBUSY)."""
+    top = os.path.realpath(folder)
+    found: set[str] = set()
+    for path in keep:
+        parent = os.path.dirname(path)
+        while parent != top and parent.startswith(top + "/"):
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return sorted(found, key=lambda p: (p.count("/"), p))
+
+
+def _git_dir(dot_git: str) -> list[str]:
+    """Where a ``.git`` file (a worktree's, a submodule's) says the repository is."""
+    if not os.path.isfile(dot_git):
+        return []
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as f:
+            line = f.read(4096).strip()
+    except OSError:
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    target = os.path.join(os.path.dirname(dot_git), line[len("gitdir:") :].strip())
+    return [os.path.realpath(target)]
 
 
 def _walk(top: str, depth: int) -> Any:

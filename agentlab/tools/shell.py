@@ -84,7 +84,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.i18n import t
-from agentlab.tools.protect import guard_imports, read_only_inside
+from agentlab.tools.protect import guard_imports, pinned, read_only_inside
 
 __all__ = [
     "BASH_DESCRIPTION",
@@ -441,6 +441,8 @@ def _bwrap_argv(where: str, network: bool, keep: list[str] | None = None) -> lis
             argv += ["--ro-bind", path, path]
     argv += ["--bind", where, where, *_ours_in_tmp()]
     keep = read_only_inside(where) if keep is None else keep  # notebooks, our Python...
+    for path in pinned(where, keep):  # the folders on the way: mount points, not renamed
+        argv += ["--bind", path, path]
     for path in keep:
         argv += ["--ro-bind", path, path]
     hidden = hidden_paths()
