@@ -11,6 +11,7 @@ import agentlab as al
 from agentlab.fakeapi.offline import ScriptedClient, bad_request, text, tool_use
 from agentlab.fakeapi.recording import ReplayMismatch
 from agentlab.fakeapi.server import FakeMessagesServer
+from agentlab.history import HistoryFileError
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-very-secret-key"
@@ -176,3 +177,18 @@ def test_a_key_a_tool_printed_is_redacted_in_the_recording(tmp_path, monkeypatch
     again = [{"role": "user", "content": "go"}]
     result = al.agent_loop(again, al.ReplayClient(path), tools=[leak], model=MODEL)
     assert result.ended == "model" and len(again) == 4
+
+
+def test_a_recording_is_never_written_through_a_symbolic_link(tmp_path):
+    # Attacker trial: the model, running commands in the recording's folder, made
+    # session.jsonl a link to a shell start-up file; each appended JSON line, holding the
+    # model's "$(...)", would run at the next shell start. save() refuses links the same way.
+    target = tmp_path / "bashrc"
+    target.write_text("# start-up\n")
+    (tmp_path / "session.jsonl").symlink_to(target)
+    client = al.record(ScriptedClient(["sure: $(touch pwned)"]), tmp_path / "session.jsonl")
+    with pytest.raises(HistoryFileError, match="symbolic link"):
+        client.messages.create(
+            model=MODEL, max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert target.read_text() == "# start-up\n"

@@ -11,7 +11,9 @@ history), so the next cell is a follow-up that sees everything before it.
 Each cell makes a fresh ``AgentLoop`` over that same history and calls
 ``.ask(task)`` on it, so ``--max-turns`` and the turn count belong to the
 cell they are written on. The tools are ``_agent.tools`` (the lesson's
-``bash``, running in the notebook's current folder).
+``bash``, running in the notebook's current folder); ``%load_ext`` makes
+``_agent``, so ``_agent.tools = [al.bash_tool(workspace=True)]`` can come
+first and give the model a folder of its own (the kernel stays where it is).
 
 ``{name}`` in a task is filled from the namespace (``{{`` and ``}}`` are
 literal braces). ``%agent --help`` lists the options; ``%agent reset``,
@@ -834,8 +836,11 @@ def keep_question_marks(lines: list[str]) -> list[str]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register ``%agent`` and ``%%agent``."""
+    """Register ``%agent`` and ``%%agent``, and make ``_agent`` (the conversation) if
+    there is none yet, so its tools can be set before the first cell runs."""
     ipython.register_magics(AgentMagics)
+    if not _session_ok(ipython.user_ns.get(SESSION_NAME)):
+        ipython.user_ns[SESSION_NAME] = AgentSession()
     if keep_question_marks not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(keep_question_marks)
 

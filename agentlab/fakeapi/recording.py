@@ -22,15 +22,18 @@ giving a reply that no longer fits.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentlab.history import as_dict, blocks
+from agentlab.history import HistoryFileError, Problem, as_dict, blocks
 from agentlab.i18n import t
 from agentlab.secrets import redact
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, where links need rights to make
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -112,7 +115,17 @@ class RecordingClient:
         data = dump(mode="json") if dump is not None else as_dict(response)
         entry = redact({"request": _plain(params), "response": data}, self.client)
         line = json.dumps(entry, ensure_ascii=False)
-        with self.path.open("a", encoding="utf-8") as f:
+        # Never through a symbolic link: a model that runs commands in this folder could
+        # point the recording at ~/.bashrc, where an appended line would run (as save()).
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
+        except OSError as e:
+            if not os.path.islink(self.path):
+                raise
+            why = t("file.symlink", target=os.readlink(self.path))
+            problem = Problem(why, t("hint.file.symlink"), None, "file")
+            raise HistoryFileError(self.path, [problem]) from e
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(line + "\n")
         self.count += 1
 

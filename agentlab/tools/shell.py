@@ -347,6 +347,7 @@ BWRAP = "bwrap"  # the program; https://github.com/containers/bubblewrap
 # Folders and files under $HOME a command never needs and must not read.
 _HOME_SECRETS = (
     ".ssh", ".gnupg", ".config", ".local/share/keyrings", ".local/share/jupyter/runtime",
+    ".local/share/jupyter/notebook_secret",
     ".anthropic", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
     ".pypirc", ".npmrc", ".bash_history", ".python_history", ".ipython",
     # Hidden also where home stays in sight (see _home_kept): CLI logins and tokens.
