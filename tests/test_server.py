@@ -533,6 +533,32 @@ def test_the_demos_structured_output_fits_a_schema_with_lengths_bounds_formats_a
     fits.validate(json.loads(result.text))
 
 
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-haiku-4-5"])
+def test_max_tokens_cuts_a_reply_that_costs_more_and_only_such_a_reply(model):
+    # max_tokens bounds the tokens the reply writes, hidden ("omitted") thinking
+    # included, and output_tokens counts those same tokens (handling-stop-reasons docs:
+    # "max_tokens: Claude's response was cut off because it hit the max_tokens limit";
+    # extended-thinking docs: thinking tokens are billed as output). How the real count
+    # is made is not public; here both use controls.output_tokens.
+    ask = {"model": model, "messages": [{"role": "user", "content": "list the files here"}],
+           "tools": [al.bash.definition]}  # fmt: skip
+    with FakeMessagesServer() as server:
+        client = sdk(server)
+        whole = client.messages.create(max_tokens=8000, **ask)
+        cost = whole.usage.output_tokens
+        fits = client.messages.create(max_tokens=cost, **ask)
+        cut = client.messages.create(max_tokens=cost - 1, **ask)
+        first = client.messages.create(max_tokens=1, **ask)
+    assert whole.stop_reason == fits.stop_reason == "tool_use" and cost > 1
+    same = [b.model_dump(exclude={"id"}) for b in fits.content]
+    assert same == [b.model_dump(exclude={"id"}) for b in whole.content]
+    assert fits.usage.output_tokens == cost
+    assert cut.stop_reason == "max_tokens" and cut.usage.output_tokens == cost - 1
+    assert first.stop_reason == "max_tokens" and first.usage.output_tokens == 1
+    if whole.content[0].type == "thinking":  # the thinking is written first, shown or not
+        assert [b.type for b in first.content] == ["thinking"]
+
+
 def test_a_request_for_an_unknown_model_is_accepted_with_any_model():
     with FakeMessagesServer(["fine"], any_model=True) as server:
         reply = sdk(server).messages.create(model="my-local-model", max_tokens=5, messages=HI)
@@ -878,7 +904,7 @@ def test_an_idle_crowd_larger_than_the_open_file_limit_cannot_lock_a_student_out
             s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
             crowd.append(s)
         client = anthropic.Anthropic(api_key="x", base_url=url, max_retries=0)
-        reply = client.messages.create(model=MODEL, max_tokens=10, messages=HI)
+        reply = client.messages.create(model=MODEL, max_tokens=500, messages=HI)
         said = "".join(b.text for b in reply.content if b.type == "text")
         assert "demo" in said  # served at once, not after the crowd
         assert len(os.listdir(f"/proc/{proc.pid}/fd")) < nofile

@@ -30,8 +30,11 @@ def _size(block: dict[str, Any]) -> int:
         return len(block.get("text") or "")
     if kind == "tool_use":
         return len(json.dumps(block.get("input") or {}, ensure_ascii=False))
-    if kind == "thinking":
-        return len(block.get("thinking") or "")
+    if kind == "thinking":  # hidden thinking ("omitted" display) is written all the same
+        from agentlab.fakeapi.thinking import hidden
+
+        shown = block.get("thinking") or ""
+        return len(shown or (hidden(block) or "") if block.get("signature") else shown)
     return 0
 
 

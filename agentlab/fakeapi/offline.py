@@ -146,7 +146,9 @@ def make_message(
     data.setdefault("stop_sequence", None)
     # The prompt-cache counts are in every usage, 0 when nothing was cached, as
     # agentlab's server sends them (tests/test_dropin.py compares the two).
-    usage = {"input_tokens": input_tokens, "output_tokens": _tokens(data["content"])}
+    # Output tokens as max_tokens counts them (controls.output_tokens): what was written.
+    written = controls.output_tokens(as_dict(list(data["content"])))
+    usage = {"input_tokens": input_tokens, "output_tokens": written}
     none = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
     data.setdefault(
         "usage",
