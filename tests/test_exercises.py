@@ -175,7 +175,37 @@ def test_the_same_code_checked_again_gets_the_same_hints():
     def decide(response):  # noqa: F811  (the student's next version, in the same cell)
         return "execute"
 
-    assert check("decide", decide, timeout=FAST).level == 2
+    # pause_turn fails again and says more; stop_rule and cut_off fail for the first time
+    # (student trial: a new mistake got the detailed hint, or the answer, because another
+    # idea had failed before).
+    second = check("decide", decide, timeout=FAST)
+    assert dict(second.tried) == {"stop_rule": 1, "cut_off": 1, "pause_turn": 2}
+    hints = dict(second.hint_texts())
+    assert hints[EN["ex.idea.pause_turn"]] == EN["ex.hint.pause_turn"]
+    assert hints[EN["ex.idea.stop_rule"]] == EN["ex.nudge.stop_rule"]
+    assert second.level == 1 and not second.answer
+
+
+def test_a_stub_whose_only_failures_are_its_own_line_is_not_a_try():
+    # Lesson 04's my_decide is written but for one line, which raises NotImplementedError:
+    # Run All before the student wrote it must not spend a try (student trial).
+    def decide(response):
+        if response.stop_reason == "tool_use":
+            return "execute"
+        if response.stop_reason == "pause_turn":
+            return "continue"
+        if response.stop_reason == "max_tokens":
+            raise NotImplementedError("your line")
+        return "stop"
+
+    unwritten = check("decide", decide, timeout=FAST)
+    assert "not written yet" in unwritten.problem and not unwritten.passed
+
+    def decide(response):  # noqa: F811  (a first real try, and a wrong one)
+        return "continue" if response.stop_reason in ("max_tokens", "pause_turn") else "execute"
+
+    first = check("decide", decide, timeout=FAST)
+    assert first.level == 1 and set(dict(first.tried).values()) == {1}
 
 
 def test_a_new_mistake_gets_a_nudge_not_the_answer():

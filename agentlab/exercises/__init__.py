@@ -295,8 +295,10 @@ def _with_hints(report: Report, show_answer: bool, key: str, fn: Any = None) -> 
     if code is None or code != last:  # the same code checked again is not a new try
         failed = failed + Counter(ideas)
     _tries[key] = (failed, code)
-    level = 3 if show_answer else min(max([1] + [failed[i] for i in ideas]), 3)
-    return replace(report, level=level, answer=answer(report.exercise) if level == 3 else "")
+    tried = tuple((i, min(failed[i], 3)) for i in report.hints)  # each idea by its own tries
+    level = 3 if show_answer else min([3] + [n for _, n in tried]) if tried else 1
+    shown = answer(report.exercise) if level == 3 else ""  # only once every idea failed 3 times
+    return replace(report, level=level, answer=shown, tried=tried)
 
 
 def _check(name: str, fn: Callable[..., Any], timeout: float, scenarios: list[Scenario]) -> Report:
@@ -309,7 +311,8 @@ def _check(name: str, fn: Callable[..., Any], timeout: float, scenarios: list[Sc
         return Report(name, tuple(_not_run(s, problem) for s in scenarios), problem=problem)
     _prepare()
     results = _forked(scenarios, fn, timeout) if can_fork() else _threads(scenarios, fn, timeout)
-    if all(r.stub for r in results):
+    failing = [r for r in results if not r.passed]
+    if failing and all(r.stub for r in failing):  # only the stub's own line fails: not a try
         problem = t("ex.report.stub", name=name)
     return Report(name, tuple(results), problem=problem)
 

@@ -2,9 +2,11 @@
 expected and what happened; then, once each, a hint for every lesson idea the
 failures break.
 
-Hints nudge first. ``level`` is the try (``check`` counts them per exercise in
-one kernel): 1 names what to look at and holds no code of the answer, 2 points
-at the exact field or line, 3 also shows the answer (the reference solution).
+Hints nudge first. ``check`` counts, per exercise in one kernel, the tries on
+which each idea failed (``tried``): an idea's first failure names what to look
+at and holds no code of the answer, a second points at the exact field or line.
+``level`` is the lowest of them: 3 (every idea failing now has failed three
+times) also shows the answer, the reference solution.
 
 A Report shows itself as HTML in a notebook, as Markdown where only Markdown
 renders, and as plain text in a terminal (``print(report)``). Every piece of
@@ -50,6 +52,7 @@ class Report:
     problem: str = ""  # something wrong with the function as a whole (not callable, a stub...)
     level: int = 1  # how much the hints say: 1 where to look, 2 the exact line, 3 the answer
     answer: str = ""  # the reference solution, shown at level 3
+    tried: tuple[tuple[str, int], ...] = ()  # (idea, level): an idea failed before says more
 
     # -- the verdict -------------------------------------------------------------
     @property
@@ -90,9 +93,14 @@ class Report:
         return out
 
     def hint_texts(self) -> list[tuple[str, str]]:
-        """``(title, hint)`` for each idea the failures break, once each, at this level."""
-        key = "ex.nudge" if self.level <= 1 else "ex.hint"
-        return [(t(f"ex.idea.{idea}"), t(f"{key}.{idea}")) for idea in self.hints]
+        """``(title, hint)`` for each idea the failures break, once each: a nudge, or the
+        exact line for an idea that failed on an earlier try too (``tried``) or at level 2."""
+        own = dict(self.tried)
+        out = []
+        for idea in self.hints:
+            key = "ex.nudge" if max(self.level, own.get(idea, 1)) <= 1 else "ex.hint"
+            out.append((t(f"ex.idea.{idea}"), t(f"{key}.{idea}")))
+        return out
 
     def _next_step(self) -> str:
         """What the next try shows, or how the answer was reached."""
