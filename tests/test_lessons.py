@@ -107,6 +107,21 @@ def test_cli_copy_only_reports_copied_and_kept_files(tmp_path, capsys):
     assert f"  {lessons.FIRST_LESSON}" in again
 
 
+def test_lang_zh_points_at_the_chinese_lesson_and_is_not_refused(tmp_path, capsys):
+    # Student trial: `agentlab lessons --lang zh` switched to Chinese, then refused --lang.
+    from agentlab.i18n import set_language
+
+    try:
+        assert cli.main(["lessons", str(tmp_path / "c"), "--copy-only", "--lang", "zh"]) == 0
+    finally:
+        set_language("en")
+    said = capsys.readouterr()
+    assert "zh/01_the_agent_loop.ipynb" in said.out and said.err == ""
+    assert (tmp_path / "c" / "zh" / lessons.FIRST_LESSON).is_file()
+    cmd = lessons.lab_command(tmp_path, browser=False, lang="zh")
+    assert cmd[3] == "zh/01_the_agent_loop.ipynb"
+
+
 def test_without_jupyterlab_it_says_how_to_install_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(lessons.importlib.util, "find_spec", lambda name: None)
     called = []
@@ -120,7 +135,7 @@ def test_without_jupyterlab_it_says_how_to_install_it(tmp_path, capsys, monkeypa
 def test_it_opens_jupyterlab_on_lesson_one_in_the_folder(tmp_path, monkeypatch, capsys):
     calls = []
 
-    def fake_serve(cmd, cwd, port, token):
+    def fake_serve(cmd, cwd, port, token, first=""):
         calls.append((cmd, cwd, port, token))
         return 0
 

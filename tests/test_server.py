@@ -559,6 +559,25 @@ def test_max_tokens_cuts_a_reply_that_costs_more_and_only_such_a_reply(model):
         assert [b.type for b in first.content] == ["thinking"]
 
 
+def test_the_demo_fills_a_recursive_schema_without_a_crash():
+    # SDK trial: {"$ref": "#"} in items sent the demo round and round (a 500 RecursionError).
+    import jsonschema
+
+    tree = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+        "required": ["name", "children"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    with FakeMessagesServer() as server:
+        reply = sdk(server).messages.create(
+            model=MODEL, max_tokens=4000, messages=[{"role": "user", "content": "Tell me a joke"}],
+            output_config={"format": {"type": "json_schema", "schema": tree}},
+        )  # fmt: skip
+    assert reply.stop_reason == "end_turn"
+    jsonschema.validate(json.loads(reply.content[-1].text), tree)
+
+
 def test_a_request_for_an_unknown_model_is_accepted_with_any_model():
     with FakeMessagesServer(["fine"], any_model=True) as server:
         reply = sdk(server).messages.create(model="my-local-model", max_tokens=5, messages=HI)

@@ -125,11 +125,21 @@ def copy_lessons(
     return report
 
 
+def first_lesson(lang: str | None = None) -> str:
+    """Lesson 01, in the copied folder: ``zh/...`` for Chinese."""
+    return f"zh/{FIRST_LESSON}" if lang == "zh" else FIRST_LESSON
+
+
 def lab_command(
-    folder: Path, *, browser: bool = True, port: int | None = None, token: str | None = None
+    folder: Path,
+    *,
+    browser: bool = True,
+    port: int | None = None,
+    token: str | None = None,
+    lang: str | None = None,
 ) -> list[str]:
     """The command that opens JupyterLab in ``folder`` on the first lesson."""
-    cmd = [sys.executable, "-m", "jupyterlab", FIRST_LESSON]
+    cmd = [sys.executable, "-m", "jupyterlab", first_lesson(lang)]
     if not browser:
         cmd.append("--no-browser")
     if port is not None:  # that port or none: a moved port would make the printed link wrong
@@ -160,6 +170,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=t("cli.help.no_browser"),
     )
     parser.add_argument("--port", type=_port, default=None, help=t("cli.help.port"))
+    parser.add_argument(
+        "--lang", choices=["en", "zh"], default=None, help=t("cli.help.lessons_lang")
+    )
 
 
 def _port(text: str) -> int:
@@ -209,7 +222,9 @@ def _stop_lab(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-def serve_lab(cmd: list[str], folder: Path, port: int, token: str, wait: float = 120.0) -> int:
+def serve_lab(
+    cmd: list[str], folder: Path, port: int, token: str, wait: float = 120.0, first: str = ""
+) -> int:
     """Run JupyterLab, print lesson 01's address once Lab answers on it, and stop Lab on
     Ctrl-C or SIGTERM. Lab runs in a session of its own, so the terminal's Ctrl-C reaches
     only this process, which then stops Lab without Jupyter's confirmation question."""
@@ -229,7 +244,7 @@ def serve_lab(cmd: list[str], folder: Path, port: int, token: str, wait: float =
         if proc.poll() is not None:
             print(t("lessons.lab_failed", code=proc.returncode), file=sys.stderr)
             return 1
-        url = f"http://127.0.0.1:{port}/lab/tree/{FIRST_LESSON}?token={token}"
+        url = f"http://127.0.0.1:{port}/lab/tree/{first or FIRST_LESSON}?token={token}"
         print(t("lessons.url", url=url), flush=True)
         return proc.wait()
     except (KeyboardInterrupt, _Stop):  # a normal way to finish
@@ -252,8 +267,9 @@ def run(args: argparse.Namespace) -> int:
         print(t("lessons.skipped", n=len(report.skipped)))
         for rel in report.skipped:
             print(f"  {rel.as_posix()}")
+    first = first_lesson(getattr(args, "lang", None))
     if args.copy_only:
-        print(t("lessons.next", dest=report.dest, first=FIRST_LESSON))
+        print(t("lessons.next", dest=report.dest, first=first))
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
         print(t("lessons.no_lab"), file=sys.stderr)
@@ -263,9 +279,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     port = args.port or _free_port()
     token = secrets.token_urlsafe(16)
-    cmd = lab_command(report.dest, browser=not args.no_browser, port=port, token=token)
-    print(t("lessons.opening", first=FIRST_LESSON), flush=True)
-    return serve_lab(cmd, report.dest, port, token)
+    cmd = lab_command(
+        report.dest, browser=not args.no_browser, port=port, token=token, lang=args.lang
+    )
+    print(t("lessons.opening", first=first), flush=True)
+    return serve_lab(cmd, report.dest, port, token, first=first)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -384,22 +384,29 @@ def json_schema(params: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def fill(schema: Any, text: str, cmd: str = "", name: str = "", root: Any = None) -> Any:
+def fill(
+    schema: Any, text: str, cmd: str = "", name: str = "", root: Any = None, depth: int = 0
+) -> Any:
     """A value that fits ``schema``, from what the demo found: the answer's text for a
     string, the first number in it for a number, the command for a field named like
     one. Every property is filled (a strict schema requires them all)."""
     root = schema if root is None else root
     if not isinstance(schema, Mapping):
         return text
-    if "$ref" in schema and str(schema["$ref"]).startswith("#/"):
-        target: Any = root
-        for part in str(schema["$ref"])[2:].split("/"):
+    if depth > 6 and "$ref" not in schema:  # deep, or recursive ($ref to itself): the least
+        return minimal(schema)
+    if depth > 12:  # $ref to $ref, round and round: no value fits
+        return None
+    if "$ref" in schema and str(schema["$ref"]).startswith("#"):
+        target: Any = root  # "#" is the whole schema, "#/$defs/x" a part of it
+        for part in filter(None, str(schema["$ref"])[1:].split("/")):
             target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        return fill(target, text, cmd, name, root)
+        return fill(target, text, cmd, name, root, depth + 1)
     for key in ("anyOf", "oneOf", "allOf"):
         if schema.get(key):
             options = [o for o in schema[key] if isinstance(o, Mapping) and o.get("type") != "null"]
-            return fill(options[0] if options else schema[key][0], text, cmd, name, root)
+            first = options[0] if options else schema[key][0]
+            return fill(first, text, cmd, name, root, depth + 1)
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
@@ -410,12 +417,12 @@ def fill(schema: Any, text: str, cmd: str = "", name: str = "", root: Any = None
     numbers = re.findall(r"-?\d+(?:\.\d+)?", text)
     if kind == "object":
         props = schema.get("properties") or {}
-        return {k: fill(v, text, cmd, k, root) for k, v in props.items()}
+        return {k: fill(v, text, cmd, k, root, depth + 1) for k, v in props.items()}
     if kind == "array":
         item = schema.get("items") or {}
         lines = [x.strip(" -*`") for x in text.splitlines() if x.strip(" -*`")]
-        values = [fill(item, x, cmd, name, root) for x in lines[:20]] or [
-            fill(item, text, cmd, name, root)
+        values = [fill(item, x, cmd, name, root, depth + 1) for x in lines[:20]] or [
+            fill(item, text, cmd, name, root, depth + 1)
         ]
         values += values[-1:] * (int(schema.get("minItems") or 0) - len(values))
         most = schema.get("maxItems")
