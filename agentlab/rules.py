@@ -1396,8 +1396,11 @@ def _fields(
     if api_version >= STRICT_API_VERSION:
         allowed = known_fields(beta, count_tokens) | set(SDK_OPTIONS)
         allowed |= set(SAMPLING) if sampling is True else set()
-        return [f"{key}: Extra inputs are not permitted" for key in params if key not in allowed]
+        extra = [f"{key}: Extra inputs are not permitted" for key in params if key not in allowed]
+        return extra + (_sampling(params) if sampling is True and info is not None else [])
     # Older versions ignore unknown fields; sampling follows the model's row.
+    if sampling is True and info is not None:
+        return _sampling(params)
     if sampling is True or info is None:
         return []
     if sampling == "default":
@@ -1413,6 +1416,28 @@ def _fields(
     # A model that takes no sampling parameter at all; the API's wording for this case is
     # not public: this sentence is agentlab's.
     return [f"{key}: is not supported by {info.id}" for key in SAMPLING if key in params]
+
+
+def _sampling(params: Mapping[str, Any]) -> list[str]:
+    """Sampling on a model that takes it: temperature from 0 to 1, and not with top_p.
+
+    "`temperature` and `top_p` cannot both be specified for this model. Please use only
+    one." is the API's 400 as quoted in github.com/open-webui/open-webui/issues/17922
+    (2025-09-30, Sonnet 4.5) and github.com/BerriAI/litellm/issues/15097; the range is
+    the docs' (0.0 to 1.0), worded as pydantic words a bound (inferred, not confirmed)."""
+    errors = []
+    temperature = params.get("temperature")
+    if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):
+        if temperature > 1:
+            errors.append("temperature: Input should be less than or equal to 1")
+        elif temperature < 0:
+            errors.append("temperature: Input should be greater than or equal to 0")
+    if params.get("temperature") is not None and params.get("top_p") is not None:
+        errors.append(
+            "`temperature` and `top_p` cannot both be specified for this model. "
+            "Please use only one."
+        )
+    return errors
 
 
 # Top-level fields and the type each must have (the SDK's request TypedDicts), with

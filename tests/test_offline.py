@@ -141,6 +141,24 @@ def test_a_tool_schema_must_be_of_an_object():
     ]
 
 
+def test_sampling_on_a_model_that_takes_it_is_bounded_and_temperature_goes_without_top_p():
+    # "`temperature` and `top_p` cannot both be specified for this model. Please use only
+    # one.": the API's 400 as quoted in github.com/open-webui/open-webui/issues/17922
+    # (2025-09-30). The range 0-1 is the docs'; its wording here is pydantic's (inferred).
+    ok = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "q"}],
+    }
+    assert check_request({**ok, "temperature": 0.5}) == check_request({**ok, "top_p": 0.9}) == []
+    assert check_request({**ok, "temperature": 0.5, "top_p": 0.9}) == [
+        "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
+    ]
+    assert check_request({**ok, "temperature": 1.5}) == [
+        "temperature: Input should be less than or equal to 1"
+    ]
+
+
 def test_scripted_client_records_requests_and_runs_out_clearly():
     client = ScriptedClient(["one"])
     client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "q"}])
