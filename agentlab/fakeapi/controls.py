@@ -34,7 +34,9 @@ def _size(block: dict[str, Any]) -> int:
         from agentlab.fakeapi.thinking import hidden
 
         shown = block.get("thinking") or ""
-        return len(shown or (hidden(block) or "") if block.get("signature") else shown)
+        if shown or not block.get("signature"):
+            return len(shown)
+        return len(hidden(block) or "")
     return 0
 
 
