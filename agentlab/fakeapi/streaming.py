@@ -43,11 +43,13 @@ def _pieces(block: dict[str, Any], cut: bool) -> tuple[dict[str, Any], list[dict
             for k in range(0, len(raw), 16)
         ]
         return {**block, "input": {}}, deltas
-    if kind == "thinking":
-        deltas = [
-            {"type": "thinking_delta", "thinking": block.get("thinking", "")},
-            {"type": "signature_delta", "signature": block.get("signature", "")},
-        ]
+    if kind == "thinking":  # hidden ("omitted"): the signature alone (the docs do not say)
+        deltas = (
+            [{"type": "thinking_delta", "thinking": block["thinking"]}]
+            if block.get("thinking")
+            else []
+        )
+        deltas.append({"type": "signature_delta", "signature": block.get("signature", "")})
         return {"type": "thinking", "thinking": "", "signature": ""}, deltas
     return block, []  # other blocks (redacted_thinking, server tool results) arrive whole
 
