@@ -134,3 +134,35 @@ def test_a_loop_that_names_another_model_keeps_its_thinking_blocks(name, monkeyp
     # it back unchanged passes whatever model it names.
     monkeypatch.setattr(reference, "MODEL", "claude-opus-4-1")
     assert check(name, getattr(reference, name), timeout=FAST).passed
+
+
+def test_step_one_tries_are_counted_on_their_own_and_each_new_limited_loop_is_a_try():
+    # Student trial: step 1 was checked under guarded_loop's own tries (the approval it
+    # leaves to step 2 failed each time, so step 2 began at the detailed hints), and the
+    # wrapper never changed, so a second, different limited_loop was not a new try.
+    from agentlab.exercises import forget_tries
+    from agentlab.exercises.scenarios import STEP_ONE
+
+    forget_tries("guarded_loop")
+    namespace: dict = {}
+    wrapper = (
+        "def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):\n"
+        "    return limited_loop(client, messages, tools, run_bash, max_turns)\n"
+    )
+    exec(wrapper, namespace)
+    tries = []
+    for turns in ("max_turns + 1", "max_turns + 2"):  # two different wrong limited_loops
+        exec(
+            "from agentlab.exercises import reference\n"
+            "def limited_loop(client, messages, tools, run_bash, max_turns):\n"
+            f"    return reference.limited_loop(client, messages, tools, run_bash, {turns})\n",
+            namespace,
+        )
+        report = check("guarded_loop", namespace["limited_as_guarded"], timeout=FAST,
+                       scenarios=STEP_ONE)  # fmt: skip
+        tries.append(dict(step(report, 1).tried))
+    assert tries[0] and set(tries[0].values()) == {1}
+    assert 2 in tries[1].values()  # the same idea failed again, with changed code
+    first_step_two = check("guarded_loop", namespace["limited_as_guarded"], timeout=FAST)
+    approval = [n for i, n in first_step_two.tried if i == "approval"]
+    assert approval == [1]  # step 2's ideas start from their first try

@@ -272,14 +272,22 @@ def _chosen(name: str, names: Sequence[str] | None) -> list[Scenario]:
 
 def _code(fn: Any) -> Any:
     """What a function does, as bytecode, names and constants (not where it was
-    defined: a cell run again makes the same function under another file name)."""
+    defined: a cell run again makes the same function under another file name), with
+    the functions of the same module it calls by name (a wrapper around the student's
+    function changes when that function does)."""
     code = getattr(fn, "__code__", None)
 
     def read(c: types.CodeType) -> tuple[Any, ...]:
         consts = tuple(read(k) if isinstance(k, types.CodeType) else repr(k) for k in c.co_consts)
         return c.co_code, c.co_names, c.co_varnames, consts
 
-    return read(code) if isinstance(code, types.CodeType) else None
+    if not isinstance(code, types.CodeType):
+        return None
+    found = getattr(fn, "__globals__", {})
+    called = [found.get(n) for n in code.co_names]
+    inner = [read(f.__code__) for f in called if isinstance(f, types.FunctionType)
+             and f is not fn and f.__module__ == fn.__module__]  # fmt: skip
+    return read(code), tuple(inner)
 
 
 def _with_hints(report: Report, show_answer: bool, key: str, fn: Any = None) -> Report:

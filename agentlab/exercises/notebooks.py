@@ -121,14 +121,14 @@ sorted(tools)""",
 # Step 1 of exercise 7: the student's limited_loop, on the scenarios of that step only.
 STEP_ONE_CHECK = """\
 {comment}
-from agentlab.exercises.scenarios import step
+from agentlab.exercises.scenarios import STEP_ONE, step
 
 
 def limited_as_guarded(client, messages, tools, run_bash, max_turns, approve):
     return limited_loop(client, messages, tools, run_bash, max_turns)  # approve: step 2
 
 
-step(check("guarded_loop", limited_as_guarded), 1)"""
+step(check("guarded_loop", limited_as_guarded, scenarios=STEP_ONE), 1)"""
 
 
 def code_stub(language: str = "en") -> str:
