@@ -611,7 +611,7 @@ _mutant(
         "",
     ),
 )
-_mutant("cut_off_call", "cut_off", "leaves_the_cut_off_call_unanswered", (_CUT_OFF, ""))
+_mutant("cut_off_call", "answer_cut_off", "leaves_the_cut_off_call_unanswered", (_CUT_OFF, ""))
 
 
 @wrong("guarded_loop", "cut_off_call", "cut_off")

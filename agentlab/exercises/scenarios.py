@@ -1193,7 +1193,7 @@ def _loop_cases(guarded: bool) -> list[tuple[str, str, Loop]]:
                 ],
                 requests=(1, 2),
                 never=(CUT_OFF["input"]["command"],),
-                pending="cut_off",
+                pending="answer_cut_off",  # not run (right), but not answered
                 pending_note=cut_note,
             ),
         ),
