@@ -1194,20 +1194,29 @@ def test_a_folder_holding_a_notebook_is_read_only_to_commands(
     assert capsys.readouterr().err == ""
 
 
+def _project(tmp_path: Path, folders: tuple[str, ...], files: dict[str, str]) -> Path:
+    """A project folder holding these folders and files (path: text)."""
+    project = tmp_path / "project"
+    for folder in folders:
+        (project / folder).mkdir(parents=True)
+    for name, text in files.items():
+        (project / name).write_text(text)
+    return project
+
+
 def test_inside_a_writable_folder_what_runs_later_stays_read_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: None
 ) -> None:
     # In a project folder: the notebooks' folder (the kernel's next start), our own
     # Python's installation (a .pth there runs at every start: a virtualenv inside the
-    # project) and a repository's .git/config and hooks (core.fsmonitor runs at the
-    # next `git status`, docs: git-scm.com/docs/git-config#Documentation/git-config.txt-corefsmonitor).
+    # project) and a repository's whole .git (core.fsmonitor runs at the next `git status`, docs: git-scm.com/docs/git-config#Documentation/git-config.txt-corefsmonitor).
     from agentlab.tools import protect
 
-    project = tmp_path / "project"
-    for folder in ("notebooks", ".venv/lib", ".git/hooks", "src"):
-        (project / folder).mkdir(parents=True)
-    (project / "notebooks" / "l.ipynb").write_text("{}")
-    (project / ".git" / "config").write_text("[core]\n")
+    project = _project(
+        tmp_path,
+        ("notebooks", ".venv/lib", ".git/hooks", "src"),
+        {"notebooks/l.ipynb": "{}", ".git/config": "[core]\n"},
+    )
     venv = os.path.join(os.path.realpath(project / ".venv"), "")
     monkeypatch.setattr(protect, "_ours", lambda: (venv,))  # as if we ran from it
     command = (
@@ -1233,13 +1242,16 @@ def test_a_folder_above_a_read_only_one_cannot_be_renamed_and_made_again(
     # config with core.fsmonitor; or a notebook's folder two levels down (course/week1)
     # renamed with its parent and rebuilt holding an ipykernel_launcher.py. A read-only
     # mount moves with the folder it is in; a mount point cannot be renamed (EBUSY).
-    project = tmp_path / "project"
-    for folder in ("course/week1", ".git/hooks", "lib", ".git/modules/lib"):
-        (project / folder).mkdir(parents=True)
-    (project / "course" / "week1" / "l.ipynb").write_text("{}")
-    (project / ".git" / "config").write_text("[core]\n")
-    (project / ".git" / "modules" / "lib" / "config").write_text("[core]\n")
-    (project / "lib" / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    project = _project(
+        tmp_path,
+        ("course/week1", ".git/hooks", "lib", ".git/modules/lib"),
+        {
+            "course/week1/l.ipynb": "{}",
+            ".git/config": "[core]\n",
+            ".git/modules/lib/config": "[core]\n",
+            "lib/.git": "gitdir: ../.git/modules/lib\n",
+        },
+    )
     command = (
         "mv .git .git-orig; mv course course-orig; mv course/week1 course/w; "
         "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/modules/lib/config; "
