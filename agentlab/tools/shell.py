@@ -888,27 +888,45 @@ class Reaper:
 
     def stop(self, keep: int | None = None) -> None:
         """Kill every process started since, except ``keep`` (a child its owner
-        waits for itself), and reap the ones that came to us."""
+        waits for itself), and reap the ones that came to us.
+
+        A process that is exiting cannot be frozen, and its children move to us
+        only as it goes: a look at that moment finds them under neither. So after
+        each kill we wait until the killed are gone, then look again.
+        """
         me = os.getpid()
-        frozen: set[int] = set()
-        while True:
-            found = _descendants(_children(me) - self.before) - frozen - {keep}
-            if not found:
-                break
-            for pid in found:
-                _signal(pid, signal.SIGSTOP)
-            frozen |= found
-        for pid in frozen:
-            _signal(pid, signal.SIGKILL)
-        # Orphans became our children: wait for them, or they stay as zombies.
+        killed: set[int] = set()
         deadline = time.monotonic() + 2
-        while (ours := _children(me) & frozen) and time.monotonic() < deadline:
-            for pid in ours:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-            time.sleep(0.001)
+        while True:
+            frozen: set[int] = set()
+            while found := _descendants(_children(me) - self.before) - frozen - killed - {keep}:
+                for pid in found:
+                    _signal(pid, signal.SIGSTOP)
+                frozen |= found
+            if not frozen:
+                return
+            for pid in frozen:
+                _signal(pid, signal.SIGKILL)
+            killed |= frozen
+            # Orphans become our children: wait for them, or they stay as zombies.
+            while _unsettled(killed, me) and time.monotonic() < deadline:
+                for pid in _children(me) & killed:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, os.WNOHANG)
+                time.sleep(0.001)
+
+
+def _unsettled(pids: set[int], me: int) -> bool:
+    """Whether one of ``pids`` still runs, or is a zombie that we or another of
+    them must still reap (one whose parent is someone else's is settled)."""
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone
+            continue
+        if stat[0] != "Z" or int(stat[1]) == me or int(stat[1]) in pids:
+            return True
+    return False
 
 
 @contextlib.contextmanager
