@@ -775,6 +775,13 @@ def the_reminder_replaces_the_results(results, rounds_since_todo):
     return list(results)
 
 
+@wrong("todo_reminder", "third_round", "reminder_says")
+def reminds_of_nothing_in_particular(results, rounds_since_todo):
+    if rounds_since_todo >= 3:
+        return [*results, {"type": "text", "text": "Keep going."}]
+    return list(results)
+
+
 @wrong("todo_reminder", "parallel_results", "keep_results")
 def keeps_only_the_last_result(results, rounds_since_todo):
     content = results[-1:]

@@ -110,3 +110,43 @@ def test_chinese_student_cells_speak_chinese(path):
 def test_nbval_markers_are_cell_tags(path):
     nb = nbformat.read(path, as_version=4)
     assert not [c.id for c in nb.cells if "# NBVAL_" in c.source]
+
+
+def _run_until(tmp_path, name: str, answers: dict[str, str], last: str) -> dict[str, str]:
+    """Run a cleared copy of lesson ``name`` up to cell ``last``, the student cells given
+    by id replaced by ``answers``; the printed output of each code cell, by id."""
+    nbclient = pytest.importorskip("nbclient")
+    from agentlab.apps import lessons
+
+    path = lessons.copy_lessons(tmp_path / "class").dest / name
+    nb = nbformat.read(path, as_version=4)
+    ids = [c.id for c in nb.cells]
+    nb.cells = nb.cells[: ids.index(last) + 1]
+    for cell in nb.cells:
+        cell.source = answers.get(cell.id, cell.source)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={
+        "metadata": {"path": str(path.parent)}}).execute()  # fmt: skip
+    return {
+        c.id: "".join(o.get("text", "") for o in c.outputs if o.output_type == "stream")
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
+
+
+def test_a_number_or_a_bool_written_in_quotes_is_pointed_out(tmp_path):
+    """Students copy "1" or "True" from a table with its quotes; the checks say so
+    instead of calling the right reading wrong (student trial of lessons 02 and 03)."""
+    out = _run_until(
+        tmp_path, "02_stepping_through.ipynb", {"s02a": 'asked_in_turn = "1"\nstatus = "✓ ok"'},
+        "k02a",
+    )  # fmt: skip
+    assert "without quotes: '1' is a string" in out["k02a"]
+    assert "result column" not in out["k02a"]  # the word with the table's mark is the word
+    out = _run_until(
+        tmp_path / "03", "03_the_agent_magic.ipynb",
+        {"s03a": 'predicted = "7"', "s03b": 'tool_runs = "True"\nanswer_comes = False'},
+        "677910f1",
+    )  # fmt: skip
+    assert "without quotes: '7' is a string" in out["8a16bb67"]
+    assert "Write True or False, without quotes: 'True' is not a bool." in out["677910f1"]
+    assert "the answer comes? you said False, it is False" in out["677910f1"]

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentlab.i18n import t
 from agentlab.terminal import has_hidden
 
 __all__ = [
@@ -97,8 +98,6 @@ def prompt_verdict(read: Callable[[str], str], say: Callable[[str], Any], prompt
 
     Returns a Verdict for approve or deny (no answer at all: deny), or the edit's text
     (a str, "" when the command is still to be asked for)."""
-    from agentlab.i18n import t
-
     while True:
         try:
             what, rest = read_answer(read(prompt))
@@ -306,10 +305,10 @@ class Policy:
         command = _command(call)
         if command is not None and not shell:  # {"command": ..., "timeout": 5}: seen too
             texts += _candidates(command, split_commands(command))
-        for t in texts:
-            if p := _matches(self.deny, t):
-                return Verdict.deny(f"matches the deny pattern {p!r}", by="policy")
-        if any(_matches(self.ask, t) for t in texts):
+        for text in texts:
+            if p := _matches(self.deny, text):
+                return Verdict.deny(t("policy.deny_pattern", pattern=p), by="policy")
+        if any(_matches(self.ask, text) for text in texts):
             return self._ask(call)
         if (
             not parts.problem
@@ -320,14 +319,12 @@ class Policy:
         if self.mode == "auto":
             return Verdict.approve()
         if self.mode == "deny":
-            return Verdict.deny("this harness runs no tools (approval mode 'deny')", by="policy")
+            return Verdict.deny(t("policy.mode_deny"), by="policy")
         return self._ask(call)
 
     def _ask(self, call: Any) -> Verdict:
         if self.ask_user is None:
-            return Verdict.deny(
-                "approval needed, but nobody was asked (no ask_user callback)", by="policy"
-            )
+            return Verdict.deny(t("policy.nobody_asked"), by="policy")
         return as_verdict(self.ask_user(call))
 
 
@@ -344,5 +341,5 @@ def lesson_blocklist(call: Any) -> Verdict:
     text = describe_call(call)
     for bad in DANGEROUS:
         if bad in text:
-            return Verdict.deny(f"blocked: contains {bad!r}", by="policy")
+            return Verdict.deny(t("policy.blocked", bad=bad), by="policy")
     return Verdict.approve()
