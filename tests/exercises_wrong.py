@@ -782,6 +782,13 @@ def reminds_of_nothing_in_particular(results, rounds_since_todo):
     return list(results)
 
 
+@wrong("todo_reminder", "third_round", "keep_results")
+def appends_the_reminder_to_the_list_it_was_given(results, rounds_since_todo):
+    if rounds_since_todo >= 3:
+        results.append(REMINDER)
+    return results
+
+
 @wrong("todo_reminder", "parallel_results", "keep_results")
 def keeps_only_the_last_result(results, rounds_since_todo):
     content = results[-1:]
