@@ -199,6 +199,8 @@ details.al-more>summary{cursor:pointer;font-size:12px;color:var(--al-link);margi
 .al-summary{font-size:12px;color:var(--al-muted);margin:0 0 6px 2px}
 .al-ok{color:var(--al-ok)}.al-bad{color:var(--al-bad)}.al-wait{color:var(--al-wait)}
 table.al-pairs{border-collapse:collapse;font-size:12px;width:100%}
+/* JupyterLab and nbconvert set table-layout:fixed on output tables: columns as wide as their text */
+.al-root table.al-pairs{table-layout:auto}
 table.al-pairs th{text-align:left;font-weight:600;color:var(--al-muted);
  border-bottom:1px solid var(--al-border);padding:3px 8px}
 table.al-pairs td{border-bottom:1px solid var(--al-border);padding:3px 8px;
